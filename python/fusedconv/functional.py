@@ -1,0 +1,24 @@
+"""Functional API."""
+from __future__ import annotations
+
+import torch
+
+
+def conv3d_min_softmax(
+    x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None, dim: int = 2
+) -> torch.Tensor:
+    """``softmax(min(conv3d(x, weight, bias), dim).values, dim=1)`` in one fused op.
+
+    Args:
+        x: input of shape (B, C_in, D, H, W); float32, float64, bfloat16 or float16.
+        weight: conv weight of shape (C_out, C_in, kD, kH, kW), same dtype and device as x.
+        bias: optional conv bias of shape (C_out,).
+        dim: axis of the conv output to take the min over: 2 (depth, default), 3 or 4
+            (negative values count from the end, as in PyTorch).
+
+    Returns:
+        (B, C_out, ...) with the ``dim`` axis of the conv output removed, in x's dtype.
+        The conv is stride 1, no padding. float32 precision follows
+        ``torch.get_float32_matmul_precision()`` (see README).
+    """
+    return torch.ops.fusedconv.forward(x, weight, bias, dim)
