@@ -6,6 +6,7 @@ adds the functional form, an ``nn.Module`` drop-in, a fake (meta) kernel for
 """
 from fusedconv import _library  # noqa: F401  (registers torch.ops.fusedconv)
 from fusedconv import _fake  # noqa: F401  (registers the fake kernel)
+from fusedconv import _autograd  # noqa: F401  (registers autograd)
 from fusedconv._library import cuda_kernels_built
 from fusedconv.functional import conv3d_min_softmax
 
