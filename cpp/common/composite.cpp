@@ -5,10 +5,16 @@
 namespace fusedconv {
 
 at::Tensor composite_forward(const at::Tensor& x, const at::Tensor& weight,
-                             const std::optional<at::Tensor>& bias, int64_t dim) {
-  // amin propagates NaN like torch.min(...).values.
-  at::Tensor conv = at::conv3d(x, weight, bias);
-  return at::softmax(at::amin(conv, {dim}), /*dim=*/1);
+                             const std::optional<at::Tensor>& bias, int64_t dim,
+                             at::Tensor* argmin) {
+  const at::Tensor conv = at::conv3d(x, weight, bias);
+  if (argmin == nullptr) {
+    // amin propagates NaN like torch.min(...).values.
+    return at::softmax(at::amin(conv, {dim}), /*dim=*/1);
+  }
+  auto [values, indices] = at::min(conv, dim);
+  *argmin = indices.to(at::kInt);
+  return at::softmax(values, /*dim=*/1);
 }
 
 }  // namespace fusedconv

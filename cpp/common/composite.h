@@ -7,7 +7,9 @@
 
 namespace fusedconv {
 
+// When `argmin` is non-null it receives torch.min's indices along `dim` as int32.
 at::Tensor composite_forward(const at::Tensor& x, const at::Tensor& weight,
-                             const std::optional<at::Tensor>& bias, int64_t dim);
+                             const std::optional<at::Tensor>& bias, int64_t dim,
+                             at::Tensor* argmin = nullptr);
 
 }  // namespace fusedconv
