@@ -1,14 +1,110 @@
-// CUDA entry point for fusedconv::forward: validates, then picks the fused kernel or the
-// composite fallback.  PLACEHOLDER: composite only until the fused kernel lands.
+// CUDA entry point for fusedconv::forward: validates, then runs the fused CuTe kernel
+// (cpp/cuda/fused_*.cu) or, where it does not apply, the ATen composite.
 #include "cuda/forward_cuda.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Context.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime_api.h>
 #include <torch/library.h>
 
+#include <climits>
+
 #include "common/composite.h"
+#include "cuda/fused_params.h"
 
 namespace fusedconv {
+namespace {
+
+// float32 follows torch.get_float32_matmul_precision(): "highest" needs fp32 accuracy
+// (3xTF32), "high"/"medium" allow TF32. float64 has no fused kernel.
+std::optional<fused::Mode> fused_mode(at::ScalarType dtype) {
+  switch (dtype) {
+    case at::kFloat:
+      return at::globalContext().float32MatmulPrecision() == at::Float32MatmulPrecision::HIGHEST
+                 ? fused::Mode::k3xTF32
+                 : fused::Mode::kTF32;
+    case at::kBFloat16: return fused::Mode::kBF16;
+    case at::kHalf: return fused::Mode::kFP16;
+    default: return std::nullopt;
+  }
+}
+
+const char* mode_name(fused::Mode mode) {
+  switch (mode) {
+    case fused::Mode::kTF32: return "cuda-fused-tf32";
+    case fused::Mode::k3xTF32: return "cuda-fused-3xtf32";
+    case fused::Mode::kBF16: return "cuda-fused-bf16";
+    case fused::Mode::kFP16: return "cuda-fused-fp16";
+  }
+  return "cuda-fused";
+}
+
+// Sizes and element strides permuted so that R = the reduced axis, (P, Q) = the kept ones.
+fused::Params make_params(const Problem& p, const at::Tensor& x, const at::Tensor& weight,
+                          const std::optional<at::Tensor>& bias) {
+  const int r_axis = static_cast<int>(p.dim);
+  const int p_axis = r_axis == 2 ? 3 : 2;
+  const int q_axis = r_axis == 4 ? 3 : 4;
+  fused::Params k{};
+  k.x = x.data_ptr();
+  k.weight = weight.data_ptr();
+  k.bias = bias.has_value() ? bias->data_ptr() : nullptr;
+  k.batch = static_cast<int>(p.batch);
+  k.c_in = static_cast<int>(p.c_in);
+  k.c_out = static_cast<int>(p.c_out);
+  k.r_in = static_cast<int>(x.size(r_axis));
+  k.p_in = static_cast<int>(x.size(p_axis));
+  k.q_in = static_cast<int>(x.size(q_axis));
+  k.k_r = static_cast<int>(weight.size(r_axis));
+  k.k_p = static_cast<int>(weight.size(p_axis));
+  k.k_q = static_cast<int>(weight.size(q_axis));
+  k.r_out = k.r_in - k.k_r + 1;
+  k.p_out = k.p_in - k.k_p + 1;
+  k.q_out = k.q_in - k.k_q + 1;
+  k.xs_b = x.stride(0);
+  k.xs_c = x.stride(1);
+  k.xs_r = x.stride(r_axis);
+  k.xs_p = x.stride(p_axis);
+  k.xs_q = x.stride(q_axis);
+  k.ws_n = weight.stride(0);
+  k.ws_c = weight.stride(1);
+  k.ws_r = weight.stride(r_axis);
+  k.ws_p = weight.stride(p_axis);
+  k.ws_q = weight.stride(q_axis);
+  k.bs_n = bias.has_value() ? bias->stride(0) : 0;
+  return k;
+}
+
+struct Route {
+  std::optional<fused::Mode> mode;  // nullopt: composite
+  fused::Params params{};
+  int max_smem = 0;
+};
+
+// Decides between fused kernel and composite; identical for forward and kernel_path.
+Route route(const Problem& p, const at::Tensor& x, const at::Tensor& weight,
+            const std::optional<at::Tensor>& bias) {
+  Route r;
+  const auto mode = fused_mode(x.scalar_type());
+  if (!mode || p.batch == 0) return r;
+  // Each extent goes into an int; element offsets stay 64-bit.
+  for (int64_t v : {p.batch, p.c_in, p.c_out, p.depth, p.height, p.width}) {
+    if (v > INT_MAX) return r;
+  }
+  int major = 0;
+  const int device = x.get_device();
+  C10_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  if (major < 8) return r;  // the kernels are built for sm_80 and newer
+  C10_CUDA_CHECK(
+      cudaDeviceGetAttribute(&r.max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  r.params = make_params(p, x, weight, bias);
+  if (fused::plan_fused(r.params, *mode, r.max_smem) == fused::Fit::kOk) r.mode = mode;
+  return r;
+}
+
+}  // namespace
 
 at::Tensor forward_cuda_impl(const Problem& p, const at::Tensor& x, const at::Tensor& weight,
                              const std::optional<at::Tensor>& bias, at::Tensor* argmin) {
@@ -17,11 +113,28 @@ at::Tensor forward_cuda_impl(const Problem& p, const at::Tensor& x, const at::Te
     if (argmin != nullptr) *argmin = at::empty(p.output_sizes(), x.options().dtype(at::kInt));
     return at::empty(p.output_sizes(), x.options());
   }
-  return composite_forward(x, weight, bias, p.dim, argmin);
+  Route r = route(p, x, weight, bias);
+  if (!r.mode) return composite_forward(x, weight, bias, p.dim, argmin);
+
+  at::Tensor y = at::empty(p.output_sizes(), x.options());
+  r.params.y = y.data_ptr();
+  if (argmin != nullptr) {
+    *argmin = at::empty(p.output_sizes(), x.options().dtype(at::kInt));
+    r.params.argmin = argmin->data_ptr<int32_t>();
+  }
+  const cudaError_t err = fused::launch_fused(r.params, *r.mode, r.max_smem,
+                                              c10::cuda::getCurrentCUDAStream(x.get_device()).stream());
+  TORCH_CHECK(err == cudaSuccess, "fusedconv.forward: fused CUDA kernel (", mode_name(*r.mode),
+              ") failed to launch for x ", x.sizes(), ", weight ", weight.sizes(), ": ",
+              cudaGetErrorString(err));
+  return y;
 }
 
-std::string cuda_kernel_path(const Problem&, const at::Tensor&, const at::Tensor&) {
-  return "cuda-composite";
+std::string cuda_kernel_path(const Problem& p, const at::Tensor& x, const at::Tensor& weight) {
+  // The bias never changes the route; pass an absent one.
+  const c10::cuda::CUDAGuard guard(x.device());
+  const Route r = route(p, x, weight, std::nullopt);
+  return r.mode ? mode_name(*r.mode) : "cuda-composite";
 }
 
 namespace {

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# The one script the lent GPU runs: build (sm_90a), all tests, compute-sanitizer, bench.
+# Full logs go to $OUT (8 files at most come back); a short summary is printed last.
+# QUICK=1 skips the batch sweep and the torch.compile rows.
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/fusedconv-out}; mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+T0=$(date +%s)
+SUMMARY=$OUT/summary.txt; : > "$SUMMARY"
+note() { echo "$*" | tee -a "$SUMMARY"; }
+elapsed() { echo $(( $(date +%s) - T0 )); }
+
+note "== device_check $(date -u '+%Y-%m-%d %H:%M UTC') on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
+python3 -m pip install -q --no-deps .whl/nvidia_cutlass-*.whl 2>&1 | tail -2
+
+# ---- build -------------------------------------------------------------------------------
+build() {
+  python3 -m pip install --no-build-isolation --no-deps -v . \
+    -C cmake.define.FUSEDCONV_CUDA_ARCHS=90a -C cmake.define.FUSEDCONV_PTXAS_VERBOSE=ON \
+    > "$OUT/build.log" 2>&1
+}
+if ! build; then
+  note "BUILD FAILED after $(elapsed) s; errors:"
+  grep -E "error|FAILED" "$OUT/build.log" | head -12 | cut -c1-250 | tee -a "$SUMMARY"
+  # Other helpers' half-finished files travel too: set aside the backward sources that fail
+  # (never the forward kernel's) and build once more, so the forward can still be checked.
+  broken=$(grep -oE "FAILED: \[code=[0-9]+\] cpp/CMakeFiles/fusedconv_ops.dir/[^ ]+\.o" "$OUT/build.log" \
+           | sed -E 's|.*fusedconv_ops.dir/||; s|\.o$||' | grep -E "backward" | sort -u)
+  [ -n "$broken" ] || exit 1
+  mkdir -p /tmp/set_aside
+  for f in $broken; do note "setting aside cpp/$f for this run"; mv "cpp/$f" /tmp/set_aside/; done
+  # backward_cuda.cpp alone references the CUDA backward kernels: drop their unit too.
+  if echo "$broken" | grep -q "cuda/backward_cuda.cpp"; then
+    for f in cpp/cuda/backward_*.cu; do [ -e "$f" ] && mv "$f" /tmp/set_aside/ && note "setting aside $f"; done
+  fi
+  cp "$OUT/build.log" /tmp/build_first.log
+  build || { note "BUILD FAILED again"; grep -E "error|FAILED" "$OUT/build.log" | head -20; exit 1; }
+fi
+note "build ok in $(elapsed) s"
+# ptxas of the fused forward kernels (config = element, atom, 3x?, warps M/N, tiles M/N).
+note "ptxas (fused forward kernels):"
+cat /tmp/build_first.log "$OUT/build.log" 2>/dev/null \
+  | grep -A3 "Compiling entry function '.*fused_conv_min_softmax" \
+  | grep -E "Compiling entry|registers|spill" \
+  | sed -E "s/.*KernelConfigI//; s/EEEEv.*for '(sm_[0-9a]+)'.*/ \\1/; s/^ *//; s/ptxas info *: //" \
+  | paste - - - | tee -a "$SUMMARY"
+
+# ---- tests: the CUDA kernel's own first, then the rest -----------------------------------
+timeout 150 python3 -m pytest -q -p no:cacheprovider tests/test_cuda_forward.py > "$OUT/pytest_cuda.log" 2>&1
+note "pytest tests/test_cuda_forward.py: $(tail -1 "$OUT/pytest_cuda.log") after $(elapsed) s"
+grep -E "^(FAILED|ERROR)" "$OUT/pytest_cuda.log" | head -20 | cut -c1-300 | tee -a "$SUMMARY"
+timeout 240 python3 -m pytest -q -p no:cacheprovider tests --ignore=tests/test_cuda_forward.py > "$OUT/pytest_rest.log" 2>&1
+note "pytest (all other tests): $(tail -1 "$OUT/pytest_rest.log" | cut -c1-200) after $(elapsed) s"
+grep -E "^(FAILED|ERROR)" "$OUT/pytest_rest.log" | head -10 | cut -c1-200 | tee -a "$SUMMARY"
+
+# ---- sanitizer -----------------------------------------------------------------------------
+: > "$OUT/sanitizer.log"
+for tool in memcheck racecheck; do
+  timeout 100 compute-sanitizer --tool $tool python3 .ci/sanitize_case.py > /tmp/san_$tool.log 2>&1
+  rc=$?; cat /tmp/san_$tool.log >> "$OUT/sanitizer.log"
+  note "compute-sanitizer $tool: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san_$tool.log | tail -1) (rc $rc) after $(elapsed) s"
+done
+
+# ---- SASS: matrix instructions and local memory of the fused kernels ----------------------
+SO=$(python3 -c "import fusedconv._library as l; print(l.LIBRARY_PATH)")
+if command -v cuobjdump > /dev/null; then
+  note "SASS op counts (per fused kernel):"
+  cuobjdump --dump-sass "$SO" 2>/dev/null \
+    | awk '/Function : .*fused_conv_min_softmax/{f=$3; sub(/.*KernelConfigI/, "", f); sub(/EEEEv.*/, "", f)} /Function : /&&!/fused_conv_min_softmax/{f=""} f{print f, $0}' \
+    | grep -oE "^[^ ]+ .*(HMMA|HGMMA|LDL|STL|LDGSTS)[.A-Z0-9]*" | awk '{print $1, $NF}' \
+    | sort | uniq -c | tee -a "$SUMMARY" > /dev/null
+fi
+
+# ---- benchmarks and the main job -----------------------------------------------------------
+BENCH=$OUT/bench.log
+{
+  timeout 60 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --graph
+  timeout 45 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --shape 1,3,24,24,32,32,3 --graph
+  timeout 45 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --shape 16,16,64,16,64,64,3
+  timeout 60 python3 -m fusedconv.bench --backward --dtype float32 --iters 20
+  [ -n "${QUICK:-}" ] || timeout 90 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --sweep batch --batches 8,64,256,1024 --plot "$OUT/batch.png" --iters 50
+} > "$BENCH" 2>&1
+note "bench (no compile) done after $(elapsed) s"
+timeout 60 python3 -m fusedconv > "$OUT/main_job.log" 2>&1
+note "python -m fusedconv: rc $? after $(elapsed) s"
+LEFT=$(( ${BUDGET_S:-560} - $(elapsed) ))
+if [ "$LEFT" -gt 60 ] && [ -z "${QUICK:-}" ]; then
+  timeout "$LEFT" python3 -m fusedconv.bench --dtype float32,bfloat16 >> "$BENCH" 2>&1
+  note "bench with torch.compile: rc $? after $(elapsed) s"
+fi
+echo; echo "==== summary"; cat "$SUMMARY"
+echo; echo "==== bench"; grep -E "^\||^NVIDIA|^CPU|^#|^forward" "$BENCH" | grep -v "^|--"
+echo; echo "==== python -m fusedconv"; tail -15 "$OUT/main_job.log"

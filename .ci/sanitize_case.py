@@ -1,0 +1,26 @@
+"""Tiny odd-shaped runs of every fused path, for compute-sanitizer (memcheck, racecheck)."""
+import torch
+
+import fusedconv  # noqa: F401
+
+torch.manual_seed(0)
+cases = [  # (B, C_in, C_out, D, H, W, kD, kH, kW)
+    (2, 3, 5, 5, 7, 9, 3, 2, 3),
+    (1, 2, 37, 4, 5, 19, 2, 3, 1),
+]
+for shape in cases:
+    bsz, cin, cout, d, h, w, kd, kh, kw = shape
+    for dtype, prec in ((torch.float32, "highest"), (torch.float32, "high"), (torch.bfloat16, "highest")):
+        torch.set_float32_matmul_precision(prec)
+        x = torch.randn(bsz, cin, d, h, w, device="cuda", dtype=dtype)
+        wt = torch.randn(cout, cin, kd, kh, kw, device="cuda", dtype=dtype)
+        b = torch.randn(cout, device="cuda", dtype=dtype)
+        for dim in (2, 3, 4):
+            path = torch.ops.fusedconv.kernel_path(x, wt, b, dim)
+            y = torch.ops.fusedconv.forward(x, wt, b, dim)
+            if hasattr(torch.ops.fusedconv, "backward") and dtype == torch.float32:
+                xs = [t.clone().requires_grad_() for t in (x, wt, b)]
+                torch.ops.fusedconv.forward(*xs, dim).sum().backward()
+            torch.cuda.synchronize()
+            print(shape, dtype, prec, dim, path, tuple(y.shape), flush=True)
+print("sanitize_case: done")
