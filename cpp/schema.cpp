@@ -8,4 +8,11 @@ TORCH_LIBRARY(fusedconv, m) {
   // Which implementation forward() would run for these inputs, e.g. "cpu-fused",
   // "cuda-fused-tf32" or "cuda-composite". For tests and diagnostics.
   m.def("kernel_path(Tensor x, Tensor weight, Tensor? bias=None, int dim=2) -> str");
+  // Gradients of forward() w.r.t. (x, weight, bias) given grad_y and forward's output y. The
+  // argmin of each min column is recomputed with the fused forward, so autograd saves only
+  // x, weight, bias and y.
+  // Grads whose output_mask entry is false (and grad_bias when bias is None) come back as
+  // empty tensors of shape (0,); python/fusedconv/_autograd.py maps them to None.
+  m.def("backward(Tensor grad_y, Tensor y, Tensor x, Tensor weight, Tensor? bias, int dim, "
+        "bool[3] output_mask) -> (Tensor, Tensor, Tensor)");
 }
