@@ -8,7 +8,8 @@ from fusedconv import _library  # noqa: F401  (registers torch.ops.fusedconv)
 from fusedconv import _fake  # noqa: F401  (registers the fake kernel)
 from fusedconv import _autograd  # noqa: F401  (registers autograd)
 from fusedconv._library import cuda_kernels_built
-from fusedconv.functional import conv3d_min_softmax
+from fusedconv.functional import conv3d_min_softmax, kernel_path
+from fusedconv.module import Conv3dMinSoftmax
 
-__all__ = ["conv3d_min_softmax", "cuda_kernels_built"]
+__all__ = ["Conv3dMinSoftmax", "conv3d_min_softmax", "cuda_kernels_built", "kernel_path"]
 __version__ = "0.1.0"

@@ -7,8 +7,21 @@ _OP = "fusedconv.forward"
 _DTYPES = (torch.float32, torch.float64, torch.bfloat16, torch.float16)
 
 
+# c10's names for dtypes, so that messages read exactly as the C++ checks print them.
+_C10_NAMES = {
+    torch.float32: "Float", torch.float64: "Double", torch.float16: "Half",
+    torch.bfloat16: "BFloat16", torch.uint8: "Byte", torch.int8: "Char", torch.int16: "Short",
+    torch.int32: "Int", torch.int64: "Long", torch.bool: "Bool",
+    torch.complex64: "ComplexFloat", torch.complex128: "ComplexDouble",
+}
+
+
 def _shape(t: torch.Tensor) -> str:
     return "[" + ", ".join(str(s) for s in t.shape) + "]"
+
+
+def _dtype(t: torch.Tensor) -> str:
+    return _C10_NAMES.get(t.dtype, str(t.dtype))
 
 
 def check_inputs(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, dim: int) -> int:
@@ -20,9 +33,9 @@ def check_inputs(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | Non
             f"{_OP}: weight must be 5-D (C_out, C_in, kD, kH, kW), got shape {_shape(weight)}"
         )
     if x.dtype not in _DTYPES:
-        raise RuntimeError(f"{_OP}: x must be float32, float64, bfloat16 or float16, got {x.dtype}")
+        raise RuntimeError(f"{_OP}: x must be float32, float64, bfloat16 or float16, got {_dtype(x)}")
     if weight.dtype != x.dtype:
-        raise RuntimeError(f"{_OP}: weight dtype {weight.dtype} does not match x dtype {x.dtype}")
+        raise RuntimeError(f"{_OP}: weight dtype {_dtype(weight)} does not match x dtype {_dtype(x)}")
     if weight.device != x.device:
         raise RuntimeError(f"{_OP}: weight is on {weight.device} but x is on {x.device}")
     if x.shape[1] != weight.shape[1]:
@@ -46,7 +59,7 @@ def check_inputs(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | Non
                 f"{_OP}: bias must have shape (C_out,) = ({weight.shape[0]},), got shape {_shape(bias)}"
             )
         if bias.dtype != x.dtype:
-            raise RuntimeError(f"{_OP}: bias dtype {bias.dtype} does not match x dtype {x.dtype}")
+            raise RuntimeError(f"{_OP}: bias dtype {_dtype(bias)} does not match x dtype {_dtype(x)}")
         if bias.device != x.device:
             raise RuntimeError(f"{_OP}: bias is on {bias.device} but x is on {x.device}")
     if not (2 <= dim <= 4 or -3 <= dim <= -1):

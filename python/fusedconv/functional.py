@@ -22,3 +22,15 @@ def conv3d_min_softmax(
         ``torch.get_float32_matmul_precision()`` (see README).
     """
     return torch.ops.fusedconv.forward(x, weight, bias, dim)
+
+
+def kernel_path(
+    x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None, dim: int = 2
+) -> str:
+    """Names the implementation :func:`conv3d_min_softmax` would run for these inputs.
+
+    For diagnostics and tests, e.g. ``"cpu-fused"``, ``"cuda-fused-tf32"`` or
+    ``"cuda-composite"`` (the correct, unfused fallback for configurations the fused CUDA
+    kernel does not cover). Validates the inputs exactly like the op.
+    """
+    return torch.ops.fusedconv.kernel_path(x, weight, bias, dim)

@@ -1,0 +1,160 @@
+"""Shared helpers for the fusedconv test suite.
+
+Plain functions (import them with ``from conftest import ...``; pytest puts tests/ on
+sys.path) and matching fixtures:
+
+- ``reference(x, weight, bias, dim)``: the float64 composite conv3d -> min -> softmax.
+- ``eager(x, weight, bias, dim)``: the same composite in the inputs' own dtype (cuDNN TF32
+  off, so float32 eager on a GPU is fp32-accurate); ``cudnn_without_tf32()`` is that context.
+- ``rel_err(actual, expected)``: max|actual - expected| / max|expected|, in float64 on the
+  CPU (NaN if either holds NaN: compare non-finite values with ``assert_nonfinite_match``).
+- ``assert_nonfinite_match(actual, expected)``: same NaN/+inf/-inf positions, and returns
+  rel_err over the positions where expected is finite.
+- ``make_inputs(shape, ...)``: fresh random x/weight/bias (randn or rand, scaled like
+  nn.Conv3d's init so the logits stay O(1)).
+- ``REL_TOL``/``rel_tol(dtype, precision)``: the DESIGN.md section 2 limits vs float64.
+- ``DEVICES``: ["cpu", "cuda"], the cuda entry skipped without a GPU; ``requires_cuda`` mark.
+- ``float32_precision(mode)``: context manager that sets torch.set_float32_matmul_precision
+  and restores it afterwards (fixture ``set_precision`` does the same for a whole test).
+"""
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import fusedconv  # noqa: F401  (registers torch.ops.fusedconv)
+
+requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+DEVICES = ["cpu", pytest.param("cuda", marks=requires_cuda)]
+
+# Relative error limits vs float64, per DESIGN.md section 2.
+REL_TOL = {
+    ("float32", "highest"): 1e-5,
+    ("float32", "high"): 2e-3,
+    ("float32", "medium"): 2e-3,
+    ("bfloat16", None): 1e-2,
+    ("float16", None): 1e-2,
+    ("float64", None): 1e-12,
+}
+
+
+def rel_tol(dtype: torch.dtype, precision: str = "highest") -> float:
+    name = str(dtype).removeprefix("torch.")
+    return REL_TOL[(name, precision if name == "float32" else None)]
+
+
+def reference(x, weight, bias=None, dim=2):
+    """softmax(min(conv3d(x, weight, bias), dim).values, dim=1), computed in float64."""
+    b = None if bias is None else bias.double()
+    conv = F.conv3d(x.double(), weight.double(), b)
+    return torch.softmax(torch.min(conv, dim=dim)[0], dim=1)
+
+
+@contextlib.contextmanager
+def cudnn_without_tf32():
+    """cuDNN convolutions in true fp32. PyTorch lets cuDNN use TF32 by default
+    (torch.backends.cudnn.allow_tf32), whatever the matmul precision: such an eager result
+    is only ~1e-3 accurate and no reference for the fp32-accurate "highest" mode."""
+    cudnn = torch.backends.cudnn
+    with cudnn.flags(enabled=cudnn.enabled, benchmark=cudnn.benchmark,
+                     deterministic=cudnn.deterministic, allow_tf32=False):
+        yield
+
+
+def eager(x, weight, bias=None, dim=2):
+    """The unfused PyTorch composite in the inputs' dtype (what users run today), with
+    cuDNN's TF32 off so that float32 on a GPU is fp32-accurate (see cudnn_without_tf32)."""
+    with cudnn_without_tf32():
+        return torch.softmax(torch.min(F.conv3d(x, weight, bias), dim=dim)[0], dim=1)
+
+
+def rel_err(actual: torch.Tensor, expected: torch.Tensor) -> float:
+    """Max abs error over max abs value of ``expected``, both as float64; 0 for empty tensors."""
+    actual, expected = actual.double().cpu(), expected.double().cpu()
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    if expected.numel() == 0:
+        return 0.0
+    scale = expected.abs().max().item()
+    return (actual - expected).abs().max().item() / (scale if scale > 0 else 1.0)
+
+
+def assert_nonfinite_match(actual: torch.Tensor, expected: torch.Tensor) -> float:
+    """Asserts NaN and +-inf sit at the same positions; returns rel_err over the finite rest."""
+    actual, expected = actual.double().cpu(), expected.double().cpu()
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    for name, test in (("NaN", torch.isnan), ("+inf", torch.isposinf), ("-inf", torch.isneginf)):
+        mismatch = test(actual) != test(expected)
+        assert not mismatch.any(), (
+            f"{name} pattern differs from eager at {int(mismatch.sum())} positions, first at "
+            f"{tuple(mismatch.nonzero()[0].tolist())}"
+        )
+    finite = torch.isfinite(expected)
+    return rel_err(actual[finite], expected[finite])
+
+
+def make_inputs(
+    shape,
+    *,
+    dist: str = "randn",
+    dtype: torch.dtype = torch.float32,
+    device: str = "cpu",
+    bias: bool = True,
+    seed: int | None = None,
+):
+    """Random (x, weight, bias) for shape (B, C_in, C_out, D, H, W, kD, kH, kW).
+
+    ``dist="randn"``: zero-mean normal x and weight; ``"rand"``: uniform [0, 1) x and a
+    positive weight (all logits positive, which stresses the softmax's max subtraction).
+    The weight is scaled by 1/sqrt(fan_in), like nn.Conv3d's init, so logits are O(1).
+    """
+    batch, c_in, c_out, depth, height, width, k_d, k_h, k_w = shape
+    gen = torch.Generator().manual_seed(seed) if seed is not None else None
+    sample = torch.randn if dist == "randn" else torch.rand
+    fan_in = c_in * k_d * k_h * k_w
+    x = sample(batch, c_in, depth, height, width, generator=gen, dtype=torch.float64)
+    w = sample(c_out, c_in, k_d, k_h, k_w, generator=gen, dtype=torch.float64) / fan_in**0.5
+    b = sample(c_out, generator=gen, dtype=torch.float64) if bias else None
+    to = dict(device=device, dtype=dtype)
+    return x.to(**to), w.to(**to), (None if b is None else b.to(**to))
+
+
+@contextlib.contextmanager
+def float32_precision(mode: str):
+    """Temporarily sets torch.set_float32_matmul_precision(mode)."""
+    old = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision(mode)
+    try:
+        yield
+    finally:
+        torch.set_float32_matmul_precision(old)
+
+
+@pytest.fixture
+def set_precision():
+    """Call set_precision("high") inside a test; the old precision is restored afterwards."""
+    old = torch.get_float32_matmul_precision()
+    yield torch.set_float32_matmul_precision
+    torch.set_float32_matmul_precision(old)
+
+
+@pytest.fixture(name="reference")
+def _reference_fixture():
+    return reference
+
+
+@pytest.fixture(name="eager")
+def _eager_fixture():
+    return eager
+
+
+@pytest.fixture(name="rel_err")
+def _rel_err_fixture():
+    return rel_err
+
+
+@pytest.fixture(name="make_inputs")
+def _make_inputs_fixture():
+    return make_inputs
