@@ -51,8 +51,18 @@ timeout 150 python3 -m pytest -q -p no:cacheprovider tests/test_cuda_forward.py 
 note "pytest tests/test_cuda_forward.py: $(tail -1 "$OUT/pytest_cuda.log") after $(elapsed) s"
 grep -E "^(FAILED|ERROR)" "$OUT/pytest_cuda.log" | head -20 | cut -c1-300 | tee -a "$SUMMARY"
 timeout 240 python3 -m pytest -q -p no:cacheprovider tests --ignore=tests/test_cuda_forward.py > "$OUT/pytest_rest.log" 2>&1
-note "pytest (all other tests): $(tail -1 "$OUT/pytest_rest.log" | cut -c1-200) after $(elapsed) s"
+rc=$?
+note "pytest (all other tests): rc $rc: $(tail -1 "$OUT/pytest_rest.log" | cut -c1-200) after $(elapsed) s"
 grep -E "^(FAILED|ERROR)" "$OUT/pytest_rest.log" | head -10 | cut -c1-200 | tee -a "$SUMMARY"
+if [ "$rc" -ge 128 ]; then  # killed by a signal (e.g. a segfault): rerun file by file to isolate it
+  grep -B2 -A12 "Fatal Python error" "$OUT/pytest_rest.log" | head -30 | tee -a "$SUMMARY"
+  for f in tests/test_*.py; do
+    [ "$f" = tests/test_cuda_forward.py ] && continue
+    timeout 120 python3 -m pytest -q -p no:cacheprovider "$f" > /tmp/one.log 2>&1
+    note "  $f: rc $?: $(tail -1 /tmp/one.log | cut -c1-150)"
+    cat /tmp/one.log >> "$OUT/pytest_by_file.log"
+  done
+fi
 
 # ---- sanitizer -----------------------------------------------------------------------------
 : > "$OUT/sanitizer.log"

@@ -1,5 +1,5 @@
 // CPU implementation of fusedconv::backward: the gather kernels for dx and dW (see
-// cpp/cpu/backward_plan.h for the math). Only the argmin position of each min column carries a
+// cpp/common/backward_plan.h for the math). Only the argmin position of each min column carries a
 // gradient, so both kernels loop over (b, c, p, q) columns, never over a dense conv output.
 // Every output element is summed by one task in a fixed order: results are deterministic.
 #include <ATen/ATen.h>
@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "cpu/backward_plan.h"
+#include "common/backward_plan.h"
 #include "cpu/forward_cpu.h"
 
 namespace fusedconv {

@@ -3,7 +3,7 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
-#include "cpu/backward_plan.h"
+#include "common/backward_plan.h"
 #include "cuda/backward_kernels.h"
 #include "cuda/forward_cuda.h"
 

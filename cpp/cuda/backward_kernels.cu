@@ -1,4 +1,4 @@
-// CUDA gather kernels for fusedconv::backward. Math and axis naming: cpp/cpu/backward_plan.h
+// CUDA gather kernels for fusedconv::backward. Math and axis naming: cpp/common/backward_plan.h
 // (r = the reduced axis, p/q = the other two; g and argmin are (B, C_out, p_out, q_out)).
 //
 // Only the argmin position of each min column carries a gradient, so both kernels walk

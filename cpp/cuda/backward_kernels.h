@@ -1,10 +1,10 @@
 #pragma once
 // CUDA gather kernels of fusedconv::backward (cpp/cuda/backward_kernels.cu). Same contract as
-// BackwardBackend in cpp/cpu/backward_plan.h; they run on the current
+// BackwardBackend in cpp/common/backward_plan.h; they run on the current
 // stream of the tensors' device (the caller holds a device guard). Deterministic: no atomics.
 #include <ATen/core/Tensor.h>
 
-#include "cpu/backward_plan.h"
+#include "common/backward_plan.h"
 
 namespace fusedconv {
 

@@ -1,4 +1,4 @@
-#include "cpu/backward_plan.h"
+#include "common/backward_plan.h"
 
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
