@@ -96,7 +96,7 @@ timeout 60 python3 -m fusedconv > "$OUT/main_job.log" 2>&1
 note "python -m fusedconv: rc $? after $(elapsed) s"
 LEFT=$(( ${BUDGET_S:-560} - $(elapsed) ))
 if [ "$LEFT" -gt 60 ] && [ -z "${QUICK:-}" ]; then
-  timeout "$LEFT" python3 -m fusedconv.bench --dtype float32,bfloat16 >> "$BENCH" 2>&1
+  timeout "$LEFT" python3 -m fusedconv.bench --compile "${COMPILE_MODES:-default,max-autotune}" --dtype float32,bfloat16 >> "$BENCH" 2>&1
   note "bench with torch.compile: rc $? after $(elapsed) s"
 fi
 echo; echo "==== summary"; cat "$SUMMARY"
