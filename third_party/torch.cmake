@@ -25,6 +25,20 @@ target_compile_definitions(fusedconv_torch INTERFACE _GLIBCXX_USE_CXX11_ABI=${_f
 target_link_libraries(fusedconv_torch INTERFACE
   "${_fc_torch_lib}/libc10.so" "${_fc_torch_lib}/libtorch_cpu.so" "${_fc_torch_lib}/libtorch.so")
 
+# Link the C++ runtime torch uses, libstdc++.so.6, by path ahead of the driver's implicit
+# -lstdc++. Where that would resolve to the static libstdc++.a (a missing libstdc++.so dev link,
+# or -static-libstdc++ in the environment's flags), the op library would carry a private
+# libstdc++ whose locale ids differ from the process's: seen on the lent H200 as a segfault
+# in std::ostream formatting inside every TORCH_CHECK message.
+execute_process(COMMAND "${CMAKE_CXX_COMPILER}" -print-file-name=libstdc++.so.6
+  OUTPUT_VARIABLE FUSEDCONV_LIBSTDCXX OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(IS_ABSOLUTE "${FUSEDCONV_LIBSTDCXX}" AND EXISTS "${FUSEDCONV_LIBSTDCXX}")
+  target_link_libraries(fusedconv_torch INTERFACE "${FUSEDCONV_LIBSTDCXX}")
+else()
+  message(WARNING "fusedconv: libstdc++.so.6 not found by ${CMAKE_CXX_COMPILER}; "
+                  "the op library may end up with a static libstdc++")
+endif()
+
 if(FUSEDCONV_WITH_CUDA)
   add_library(fusedconv_torch_cuda INTERFACE)
   target_link_libraries(fusedconv_torch_cuda INTERFACE fusedconv_torch
