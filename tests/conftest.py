@@ -26,6 +26,7 @@ import torch
 import torch.nn.functional as F
 
 import fusedconv  # noqa: F401  (registers torch.ops.fusedconv)
+from fusedconv._precision import float32_matmul_precision
 
 requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 DEVICES = ["cpu", pytest.param("cuda", marks=requires_cuda)]
@@ -121,15 +122,7 @@ def make_inputs(
     return x.to(**to), w.to(**to), (None if b is None else b.to(**to))
 
 
-@contextlib.contextmanager
-def float32_precision(mode: str):
-    """Temporarily sets torch.set_float32_matmul_precision(mode)."""
-    old = torch.get_float32_matmul_precision()
-    torch.set_float32_matmul_precision(mode)
-    try:
-        yield
-    finally:
-        torch.set_float32_matmul_precision(old)
+float32_precision = float32_matmul_precision  # the package's own scoped setter
 
 
 @pytest.fixture

@@ -1,13 +1,12 @@
 """Autograd of torch.ops.fusedconv.forward: gradcheck, eager parity, ties, needs_input_grad."""
 from __future__ import annotations
 
-import contextlib
 
 import pytest
 import torch
 
 import fusedconv  # noqa: F401
-from conftest import DEVICES, eager, float32_precision, make_inputs, reference, rel_err
+from conftest import DEVICES, cudnn_without_tf32, eager, float32_precision, make_inputs, reference, rel_err
 
 # (B, C_in, C_out, D, H, W, kD, kH, kW): small, odd, non-cubic, kernels of different extents.
 GRADCHECK_SHAPES = [(2, 2, 3, 5, 6, 4, 2, 3, 2), (1, 3, 2, 4, 3, 5, 3, 1, 2)]
@@ -18,20 +17,9 @@ def _fused(x, w, b, dim):
     return torch.ops.fusedconv.forward(x, w, b, dim)
 
 
-@contextlib.contextmanager
-def no_cudnn_tf32():
-    """Eager conv3d on CUDA uses TF32 by default (cudnn.allow_tf32); parity needs real fp32."""
-    old = torch.backends.cudnn.allow_tf32
-    torch.backends.cudnn.allow_tf32 = False
-    try:
-        yield
-    finally:
-        torch.backends.cudnn.allow_tf32 = old
-
-
 def _grads(fn, x, w, b, dim, grad_y):
     """Gradients of <fn(x, w, b, dim), grad_y> w.r.t. fresh leaf copies of x, w (and b)."""
-    with no_cudnn_tf32():
+    with cudnn_without_tf32():
         return _grads_impl(fn, x, w, b, dim, grad_y)
 
 

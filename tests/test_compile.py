@@ -6,8 +6,7 @@ import pytest
 import torch
 
 import fusedconv  # noqa: F401
-from conftest import DEVICES, eager, make_inputs, rel_err, requires_cuda
-from test_autograd import no_cudnn_tf32
+from conftest import DEVICES, cudnn_without_tf32, eager, make_inputs, rel_err, requires_cuda
 
 
 class _Block(torch.nn.Module):
@@ -40,7 +39,7 @@ def _step(fn, model, x):
 
 def _check_against_eager(compiled, model, x, tol):
     out, grads = _step(compiled, model, x)
-    with no_cudnn_tf32():
+    with cudnn_without_tf32():
         ref_out, ref_grads = _step(lambda t: _eager_reference(model, t), model, x)
     assert rel_err(out, ref_out) <= tol
     for name in ref_grads:

@@ -20,7 +20,6 @@ Examples:
 from __future__ import annotations
 
 import argparse
-import contextlib
 import csv
 import statistics
 import sys
@@ -30,6 +29,7 @@ import torch
 import torch.nn.functional as F
 
 import fusedconv  # noqa: F401  (registers torch.ops.fusedconv)
+from fusedconv._precision import float32_matmul_precision
 
 # Ceilings measured on the lent H200 (../shared/BUILD-NOTES.md, KINDS.md).
 BANDWIDTH = 4.24e12  # B/s, device copy
@@ -63,16 +63,6 @@ def problem_numbers(shape, dim, elem_bytes):
     kept = out[:dim - 2] + out[dim - 1:]
     y_elems = batch * c_out * kept[0] * kept[1]
     return flops, (batch * c_in * d * h * w + y_elems) * elem_bytes
-
-
-@contextlib.contextmanager
-def matmul_precision(mode):
-    old = torch.get_float32_matmul_precision()
-    torch.set_float32_matmul_precision(mode)
-    try:
-        yield
-    finally:
-        torch.set_float32_matmul_precision(old)
 
 
 def time_gpu(fn, inputs, iters, warmup=10):
@@ -136,7 +126,7 @@ def gpu_rows(shape, dim, dtypes, iters, buffers, compile_modes, graph=False):
             variants.append((f"fusedconv {dname}", "highest", torch.ops.fusedconv.forward, "bf16"))
         eager_us = None
         for name, precision, fn, rate in variants:
-            with matmul_precision(precision):
+            with float32_matmul_precision(precision):
                 call = (lambda x, w, b, fn=fn: fn(x, w, b, dim))
                 try:
                     out = fn(*bufs[0], dim)
