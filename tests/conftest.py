@@ -20,6 +20,9 @@ sys.path) and matching fixtures:
 from __future__ import annotations
 
 import contextlib
+import functools
+import importlib.util
+from pathlib import Path
 
 import pytest
 import torch
@@ -151,3 +154,16 @@ def _rel_err_fixture():
 @pytest.fixture(name="make_inputs")
 def _make_inputs_fixture():
     return make_inputs
+
+
+_KERNELBENCH_EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "kernelbench_modelnew.py"
+
+
+@functools.lru_cache(maxsize=None)
+def kernelbench_example():
+    """examples/kernelbench_modelnew.py as a module: the KernelBench ``Model`` users have, and
+    the fused ``ModelNew``."""
+    spec = importlib.util.spec_from_file_location("kernelbench_modelnew", _KERNELBENCH_EXAMPLE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -1,23 +1,15 @@
 """examples/kernelbench_modelnew.py: ModelNew is a drop-in for the KernelBench Model."""
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 import torch
 
-from conftest import reference, rel_err
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "kernelbench_modelnew.py"
+from conftest import kernelbench_example, reference, rel_err
 
 
 @pytest.fixture(scope="module")
 def example():
-    spec = importlib.util.spec_from_file_location("kernelbench_modelnew", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return kernelbench_example()
 
 
 def test_init_inputs_are_the_reference_workload(example):
