@@ -17,15 +17,11 @@ import statistics
 import time
 
 import torch
-import torch.nn.functional as F
 
 import fusedconv  # noqa: F401  (registers torch.ops.fusedconv and its autograd)
+from fusedconv._reference import eager_forward
 
 _BUFFERS = 4
-
-
-def _eager(x, w, b, dim):
-    return torch.softmax(torch.min(F.conv3d(x, w, b), dim=dim)[0], dim=1)
 
 
 def _fused(x, w, b, dim):
@@ -100,7 +96,7 @@ def run_backward_bench(shape, dtype=torch.float32, device="cuda", repeats=50, di
     device = torch.device(device)
     sets = [_inputs(shape, dtype, device, dim, seed) for seed in range(_BUFFERS)]
     rows = []
-    for name, fn in (("eager autograd fwd+bwd", _eager), ("fusedconv fwd+bwd", _fused)):
+    for name, fn in (("eager autograd fwd+bwd", eager_forward), ("fusedconv fwd+bwd", _fused)):
         for i in range(warmup):
             _step(fn, *sets[i % _BUFFERS], dim)
         if device.type == "cuda":
@@ -114,7 +110,7 @@ def run_backward_bench(shape, dtype=torch.float32, device="cuda", repeats=50, di
     return rows
 
 
-def check_backward_against_eager(shape, dtype=torch.float32, device="cuda", dim=2):
+def check_backward_againsteager_forward(shape, dtype=torch.float32, device="cuda", dim=2):
     """Relative errors of fusedconv's (dx, dW, db) vs eager autograd in float64:
     [(max-abs error / max-abs value, 2-norm of the error / 2-norm of the value)] per gradient.
     With millions of min columns a few near-ties resolve differently in float32 than in
@@ -123,7 +119,7 @@ def check_backward_against_eager(shape, dtype=torch.float32, device="cuda", dim=
     (leaves, grad_y) = _inputs(shape, dtype, torch.device(device), dim, seed=123)
     ours = _step(_fused, leaves, grad_y, dim)
     exact_leaves = [t.detach().double().requires_grad_(True) for t in leaves]
-    exact = _step(_eager, exact_leaves, grad_y.double(), dim)
+    exact = _step(eager_forward, exact_leaves, grad_y.double(), dim)
     out = []
     for o, e in zip(ours, exact):
         diff = o.double() - e
@@ -144,7 +140,7 @@ if __name__ == "__main__":
     args = parser.parse_args()
     shape = tuple(int(v) for v in args.shape.split(","))
     dtype = getattr(torch, args.dtype)
-    print("rel err (dx, dW, db) vs float64:", check_backward_against_eager(shape, dtype, args.device, args.dim))
+    print("rel err (dx, dW, db) vs float64:", check_backward_againsteager_forward(shape, dtype, args.device, args.dim))
     rows = run_backward_bench(shape, dtype, args.device, args.repeats, args.dim)
     base = rows[0][1]
     for name, us, mb in rows:

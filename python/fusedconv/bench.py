@@ -26,10 +26,12 @@ import sys
 import time
 
 import torch
-import torch.nn.functional as F
 
 import fusedconv  # noqa: F401  (registers torch.ops.fusedconv)
 from fusedconv._precision import float32_matmul_precision
+from fusedconv._reference import eager_forward as composite
+from fusedconv._reference import float64_reference as reference
+from fusedconv._reference import rel_err
 
 # Ceilings measured on the lent H200 (../shared/BUILD-NOTES.md, KINDS.md).
 BANDWIDTH = 4.24e12  # B/s, device copy
@@ -40,19 +42,6 @@ RATES = {  # FLOP/s of the arithmetic each row uses
     "bf16": 790e12,
 }
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
-
-
-def composite(x, w, b, dim):
-    return torch.softmax(torch.min(F.conv3d(x, w, b), dim=dim)[0], dim=1)
-
-
-def reference(x, w, b, dim):
-    return composite(x.double(), w.double(), None if b is None else b.double(), dim)
-
-
-def rel_err(actual, expected):
-    actual, expected = actual.double(), expected.double()
-    return ((actual - expected).abs().max() / expected.abs().max()).item()
 
 
 def problem_numbers(shape, dim, elem_bytes):
