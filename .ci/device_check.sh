@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The one script the lent GPU runs: build (sm_90a), all tests, compute-sanitizer, bench.
 # Full logs go to $OUT (8 files at most come back); a short summary is printed last.
-# QUICK=1 skips the batch sweep and the torch.compile rows; NO_BENCH=1 skips every benchmark.
+# QUICK=1 skips the batch sweep and the torch.compile rows; NO_BENCH=1 skips every benchmark;
+# FAST=1 runs only the CUDA kernel's tests of the pytest suite; PROFILE=1 adds an
+# Nsight Compute pass over the wgmma kernel (ncu.txt).
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/fusedconv-out}; mkdir -p "$OUT"
@@ -41,17 +43,21 @@ note "build ok in $(elapsed) s"
 # ptxas of the fused forward kernels (config = element, atom, 3x?, warps M/N, tiles M/N).
 note "ptxas (fused forward kernels):"
 cat /tmp/build_first.log "$OUT/build.log" 2>/dev/null \
-  | grep -A3 "Compiling entry function '.*fused_conv_min_softmax" \
+  | grep -A3 "Compiling entry function '.*conv_min_softmax" \
   | grep -E "Compiling entry|registers|spill" \
-  | sed -E "s/.*KernelConfigI//; s/EEEEv.*for '(sm_[0-9a]+)'.*/ \\1/; s/^ *//; s/ptxas info *: //" \
+  | sed -E "s/.*(Kernel|Wgmma)ConfigI/\\1:/; s/EEEEv.*for '(sm_[0-9a]+)'.*/ \\1/; s/^ *//; s/ptxas info *: //" \
   | paste - - - | tee -a "$SUMMARY"
 
 # ---- tests: the CUDA kernel's own first, then the rest -----------------------------------
-timeout 150 python3 -m pytest -q -p no:cacheprovider tests/test_cuda_forward.py > "$OUT/pytest_cuda.log" 2>&1
+FAILED_STEPS=""
+timeout 150 python3 -m pytest -q -p no:cacheprovider tests/test_cuda_forward.py > "$OUT/pytest_cuda.log" 2>&1 \
+  || FAILED_STEPS="$FAILED_STEPS pytest-cuda"
 note "pytest tests/test_cuda_forward.py: $(tail -1 "$OUT/pytest_cuda.log") after $(elapsed) s"
 grep -E "^(FAILED|ERROR)" "$OUT/pytest_cuda.log" | head -20 | cut -c1-300 | tee -a "$SUMMARY"
+if [ -n "${FAST:-}" ]; then rc=0; echo "skipped (FAST=1)" > "$OUT/pytest_rest.log"; else
 timeout 240 python3 -m pytest -q -p no:cacheprovider tests --ignore=tests/test_cuda_forward.py > "$OUT/pytest_rest.log" 2>&1
-rc=$?
+rc=$?; fi
+[ "$rc" -eq 0 ] || FAILED_STEPS="$FAILED_STEPS pytest-rest"
 note "pytest (all other tests): rc $rc: $(tail -1 "$OUT/pytest_rest.log" | cut -c1-200) after $(elapsed) s"
 grep -E "^(FAILED|ERROR)" "$OUT/pytest_rest.log" | head -10 | cut -c1-200 | tee -a "$SUMMARY"
 if [ "$rc" -ge 128 ]; then  # killed by a signal (e.g. a segfault): rerun file by file to isolate it
@@ -69,6 +75,7 @@ fi
 for tool in memcheck racecheck; do
   timeout 100 compute-sanitizer --tool $tool python3 .ci/sanitize_case.py > /tmp/san_$tool.log 2>&1
   rc=$?; cat /tmp/san_$tool.log >> "$OUT/sanitizer.log"
+  [ "$rc" -eq 0 ] || FAILED_STEPS="$FAILED_STEPS $tool"
   note "compute-sanitizer $tool: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san_$tool.log | tail -1) (rc $rc) after $(elapsed) s"
 done
 
@@ -77,10 +84,22 @@ SO=$(python3 -c "import fusedconv._library as l; print(l.LIBRARY_PATH)")
 if command -v cuobjdump > /dev/null; then
   note "SASS op counts (per fused kernel):"
   cuobjdump --dump-sass "$SO" 2>/dev/null \
-    | awk '/Function : .*fused_conv_min_softmax/{f=$3; sub(/.*KernelConfigI/, "", f); sub(/EEEEv.*/, "", f)} /Function : /&&!/fused_conv_min_softmax/{f=""} f{print f, $0}' \
+    | awk '/Function : .*conv_min_softmax/{f=$3; sub(/.*ConfigI/, "", f); sub(/EEEEv.*/, "", f)} /Function : /&&!/conv_min_softmax/{f=""} f{print f, $0}' \
     | grep -oE "^[^ ]+ .*(HMMA|HGMMA|LDL|STL|LDGSTS)[.A-Z0-9]*" | awk '{print $1, $NF}' \
     | sort | uniq -c | tee -a "$SUMMARY" > /dev/null
 fi
+
+# ---- Nsight Compute: stall reasons and throughput of the wgmma kernel --------------------
+if [ -n "${PROFILE:-}" ] && command -v ncu > /dev/null; then
+  for shape in 128,3,24,24,32,32,3 1,3,24,24,32,32,3; do
+    timeout 120 ncu --kernel-name regex:conv_min_softmax --launch-skip 1 --launch-count 3 \
+      --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+      --section SchedulerStats --section MemoryWorkloadAnalysis \
+      python3 .ci/profile_case.py "$shape" high,highest,bf16 >> "$OUT/ncu.txt" 2>&1
+  done
+  note "ncu: rc $? after $(elapsed) s"
+  grep -E "^  [a-z_]+.*conv_min_softmax|Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Stall|Issue Slots Busy|Warp Cycles Per Issued|Theoretical Occupancy|Block Limit" "$OUT/ncu.txt" | cut -c1-150 | head -80 >> "$SUMMARY"
+elif [ -n "${PROFILE:-}" ]; then note "ncu: not found"; fi
 
 # ---- benchmarks and the main job -----------------------------------------------------------
 BENCH=$OUT/bench.log; : > "$BENCH"
@@ -88,12 +107,15 @@ BENCH=$OUT/bench.log; : > "$BENCH"
   timeout 60 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --graph
   timeout 45 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --shape 1,3,24,24,32,32,3 --graph
   timeout 45 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --shape 16,16,64,16,64,64,3
+  [ -z "${FAST:-}" ] || timeout 45 python3 -m fusedconv.bench --compile "" --dtype float32 --shape 128,3,24,3,32,32,3 --graph
   timeout 60 python3 -m fusedconv.bench --backward --dtype float32 --iters 20
   [ -n "${QUICK:-}" ] || timeout 90 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --sweep batch --batches 8,64,256,1024 --plot "$OUT/batch.png" --iters 50
 } > "$BENCH" 2>&1
 note "bench (no compile) done after $(elapsed) s"
 timeout 60 python3 -m fusedconv > "$OUT/main_job.log" 2>&1
-note "python -m fusedconv: rc $? after $(elapsed) s"
+main_rc=$?
+note "python -m fusedconv: rc $main_rc after $(elapsed) s"
+[ "$main_rc" -eq 0 ] || FAILED_STEPS="$FAILED_STEPS main-job"
 LEFT=$(( ${BUDGET_S:-560} - $(elapsed) ))
 if [ "$LEFT" -gt 60 ] && [ -z "${QUICK:-}${NO_BENCH:-}" ]; then
   timeout "$LEFT" python3 -m fusedconv.bench --compile "${COMPILE_MODES:-default,max-autotune}" --dtype float32,bfloat16 >> "$BENCH" 2>&1
@@ -102,3 +124,5 @@ fi
 echo; echo "==== summary"; cat "$SUMMARY"
 echo; echo "==== bench"; grep -E "^\||^NVIDIA|^CPU|^#|^forward" "$BENCH" | grep -v "^|--"
 echo; echo "==== python -m fusedconv"; tail -15 "$OUT/main_job.log"
+# Non-zero when a test, the sanitizer or the main job failed (benchmarks never fail it).
+if [ -n "$FAILED_STEPS" ]; then echo; echo "==== FAILED:$FAILED_STEPS"; exit 1; fi

@@ -51,19 +51,34 @@ def _run(mode, x, w, b, dim):
 
 # Reduction length K = C_in*kD*kH*kW above which "highest" leaves 3xTF32 for the fp32
 # composite (cpp/cuda/forward_cuda.cpp: kMax3xTF32Reduction).
-MAX_3XTF32_REDUCTION = 512
+MAX_3XTF32_REDUCTION = 256
 
 
-def _expected_path(mode, w):
+# The sm_90a wgmma kernel (cpp/cuda/hopper/) runs on compute capability 9.0 devices (the
+# default build targets include 90a) for C_out <= 32, a kernel extent <= 3 along the reduced
+# axis and <= 5 along the last kept axis; everything else fused runs the mma.sync kernel.
+WGMMA_DEVICE = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
+
+
+def _wgmma_fits(w, dim):
+    k_r = w.shape[dim]
+    k_q = w.shape[3] if dim == 4 else w.shape[4]
+    return w.shape[0] <= 32 and k_r <= 3 and k_q <= 5
+
+
+def _expected_path(mode, w, dim=2):
     if mode == "highest" and w[0].numel() > MAX_3XTF32_REDUCTION:
         return "cuda-composite"
-    return MODES[mode][1]
+    path = MODES[mode][1]
+    if WGMMA_DEVICE and _wgmma_fits(w, dim % 5):
+        path = path.replace("cuda-fused-", "cuda-wgmma-")
+    return path
 
 
 def _check(mode, x, w, b, dim, expect_path=None):
     dtype, _, tol = MODES[mode]
     y, path = _run(mode, x, w, b, dim)
-    assert path == (expect_path or _expected_path(mode, w))
+    assert path == (expect_path or _expected_path(mode, w, dim))
     assert y.dtype == dtype and y.is_contiguous()
     # The reference sees the values the kernel saw (16-bit inputs already rounded).
     expected = reference(x, w, b, dim)
@@ -87,6 +102,15 @@ def _check(mode, x, w, b, dim, expect_path=None):
 def test_fused_matches_float64(shape, dim, mode, dist):
     x, w, b = make_inputs(shape, dist=dist, dtype=MODES[mode][0], device="cuda")
     _check(mode, x, w, b, dim)
+
+
+@pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
+@pytest.mark.parametrize("mode", list(MODES))
+def test_reference_workload_runs_wgmma(mode):
+    """The reference workload's shape (smaller batch) takes the sm_90a kernel in every mode."""
+    x, w, b = make_inputs((3, 3, 24, 24, 32, 32, 3, 3, 3), dtype=MODES[mode][0], device="cuda")
+    assert _run(mode, x, w, b, 2)[1] == MODES[mode][1].replace("cuda-fused-", "cuda-wgmma-")
+    _check(mode, x, w, b, 2)
 
 
 @pytest.mark.parametrize("mode", ["highest", "bf16"])
@@ -122,7 +146,7 @@ def test_nan_and_inf_follow_eager(mode, dim):
     x[1, 0, 2, 3, 3] = float("inf")
     x[1, 2, 7, 8, 1] = float("-inf")
     y, path = _run(mode, x, w, b, dim)
-    assert path == MODES[mode][1]
+    assert path == _expected_path(mode, w, dim)
     # Against the direct float64 conv on the CPU (same NaN/Inf positions as eager's math;
     # cuDNN may pick Winograd/FFT for float32, whose transforms smear one Inf into NaNs).
     expected = reference(x.cpu(), w.cpu(), b.cpu(), dim)
@@ -195,7 +219,7 @@ def test_argmin_through_backward():
     x, w, b = make_inputs((2, 3, 24, 9, 10, 11, 3, 3, 3), device="cuda")
     for dim in (2, 3, 4):
         with float32_precision("highest"):
-            assert torch.ops.fusedconv.kernel_path(x, w, b, dim) == "cuda-fused-3xtf32"
+            assert torch.ops.fusedconv.kernel_path(x, w, b, dim) == _expected_path("highest", w, dim)
             xs = [t.clone().requires_grad_() for t in (x, w, b)]
             y = torch.ops.fusedconv.forward(*xs, dim)
             g = torch.randn_like(y)
@@ -217,7 +241,7 @@ def test_input_over_2_pow_31_elements():
     assert x.numel() > 2**31
     w = torch.randn(2, 1, 3, 3, 3, device="cuda", dtype=torch.float16) / 5
     y, path = _run("fp16", x, w, None, 2)
-    assert path == "cuda-fused-fp16"
+    assert path == _expected_path("fp16", w, 2)
     corner = reference(x[1:, :, :, -6:, -9:], w, None, 2)  # (1, 2, 4, 7)
     assert rel_err(y[1:, :, -4:, -7:], corner) <= 1e-2
     del x, y

@@ -10,6 +10,7 @@
 #include <torch/library.h>
 
 #include <climits>
+#include <string>
 
 #include "common/composite.h"
 #include "cuda/fused_params.h"
@@ -31,12 +32,14 @@ std::optional<fused::Mode> fused_mode(at::ScalarType dtype) {
   }
 }
 
-const char* mode_name(fused::Mode mode) {
+// kernel_path names: "cuda-fused-<mode>" (mma.sync) or "cuda-wgmma-<mode>" (sm_90a).
+std::string path_name(fused::Mode mode, fused::Family family) {
+  const char* prefix = family == fused::Family::kWgmma ? "cuda-wgmma-" : "cuda-fused-";
   switch (mode) {
-    case fused::Mode::kTF32: return "cuda-fused-tf32";
-    case fused::Mode::k3xTF32: return "cuda-fused-3xtf32";
-    case fused::Mode::kBF16: return "cuda-fused-bf16";
-    case fused::Mode::kFP16: return "cuda-fused-fp16";
+    case fused::Mode::kTF32: return std::string(prefix) + "tf32";
+    case fused::Mode::k3xTF32: return std::string(prefix) + "3xtf32";
+    case fused::Mode::kBF16: return std::string(prefix) + "bf16";
+    case fused::Mode::kFP16: return std::string(prefix) + "fp16";
   }
   return "cuda-fused";
 }
@@ -77,13 +80,14 @@ fused::Params make_params(const Problem& p, const at::Tensor& x, const at::Tenso
   return k;
 }
 
-// 3xTF32 stays within the "highest" bound (rel err <= 1e-5 vs float64) for reduction lengths
-// K = C_in*kD*kH*kW up to 432 in the GPU tests, but measured 1.8e-5 at K = 960 on all-positive
-// inputs (H200, 2026-11-29): longer reductions go to the composite, which runs cuDNN in fp32.
-constexpr int64_t kMax3xTF32Reduction = 512;
+// 3xTF32 stays within the "highest" bound (rel err <= 1e-5 vs float64) for short reductions
+// K = C_in*kD*kH*kW, but measured 1.05e-5 at K = 432 (randn) and 1.8e-5 at K = 960 (rand) on
+// the H200 (2026-11-29): longer reductions go to the composite, which runs cuDNN in fp32.
+constexpr int64_t kMax3xTF32Reduction = 256;
 
 struct Route {
   std::optional<fused::Mode> mode;  // nullopt: composite
+  fused::Family family = fused::Family::kMmaSync;
   fused::Params params{};
   int max_smem = 0;
 };
@@ -101,14 +105,24 @@ Route route(const Problem& p, const at::Tensor& x, const at::Tensor& weight,
   for (int64_t v : {p.batch, p.c_in, p.c_out, p.depth, p.height, p.width}) {
     if (v > INT_MAX) return r;
   }
-  int major = 0;
+  int major = 0, minor = 0;
   const int device = x.get_device();
   C10_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  C10_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
   if (major < 8) return r;  // the kernels are built for sm_80 and newer
   C10_CUDA_CHECK(
       cudaDeviceGetAttribute(&r.max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   r.params = make_params(p, x, weight, bias);
-  if (fused::plan_fused(r.params, *mode, r.max_smem) == fused::Fit::kOk) r.mode = mode;
+  // sm_90a code runs on compute capability 9.0 only; elsewhere (and where the wgmma
+  // kernel does not fit) the mma.sync kernel takes the problem.
+  if (major == 9 && minor == 0 && fused::hopper_kernels_built() &&
+      fused::plan_fused(r.params, *mode, fused::Family::kWgmma, r.max_smem) == fused::Fit::kOk) {
+    r.mode = mode;
+    r.family = fused::Family::kWgmma;
+  } else if (fused::plan_fused(r.params, *mode, fused::Family::kMmaSync, r.max_smem) ==
+             fused::Fit::kOk) {
+    r.mode = mode;
+  }
   return r;
 }
 
@@ -130,9 +144,10 @@ at::Tensor forward_cuda_impl(const Problem& p, const at::Tensor& x, const at::Te
     *argmin = at::empty(p.output_sizes(), x.options().dtype(at::kInt));
     r.params.argmin = argmin->data_ptr<int32_t>();
   }
-  const cudaError_t err = fused::launch_fused(r.params, *r.mode, r.max_smem,
-                                              c10::cuda::getCurrentCUDAStream(x.get_device()).stream());
-  TORCH_CHECK(err == cudaSuccess, "fusedconv.forward: fused CUDA kernel (", mode_name(*r.mode),
+  const cudaError_t err =
+      fused::launch_fused(r.params, *r.mode, r.family, r.max_smem,
+                          c10::cuda::getCurrentCUDAStream(x.get_device()).stream());
+  TORCH_CHECK(err == cudaSuccess, "fusedconv.forward: fused CUDA kernel (", path_name(*r.mode, r.family),
               ") failed to launch for x ", x.sizes(), ", weight ", weight.sizes(), ": ",
               cudaGetErrorString(err));
   return y;
@@ -142,7 +157,7 @@ std::string cuda_kernel_path(const Problem& p, const at::Tensor& x, const at::Te
   // The bias never changes the route; pass an absent one.
   const c10::cuda::CUDAGuard guard(x.device());
   const Route r = route(p, x, weight, std::nullopt);
-  return r.mode ? mode_name(*r.mode) : "cuda-composite";
+  return r.mode ? path_name(*r.mode, r.family) : "cuda-composite";
 }
 
 namespace {

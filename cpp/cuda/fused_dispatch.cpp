@@ -1,26 +1,45 @@
-// Mode switch over the per-precision translation units (see fused_params.h).
+// Mode switch over the per-precision translation units of both kernel families.
 #include "cuda/fused_modes.h"
 
 namespace fusedconv::fused {
 
-Fit plan_fused(const Params& p, Mode mode, int max_smem_bytes) {
-  switch (mode) {
-    case Mode::kTF32: return plan_f32(p, false, max_smem_bytes);
-    case Mode::k3xTF32: return plan_f32(p, true, max_smem_bytes);
-    case Mode::kBF16: return plan_f16(p, true, max_smem_bytes);
-    case Mode::kFP16: return plan_f16(p, false, max_smem_bytes);
-  }
-  return Fit::kTooManyChannels;
+bool hopper_kernels_built() {
+#if defined(FUSEDCONV_WITH_HOPPER)
+  return true;
+#else
+  return false;
+#endif
 }
 
-cudaError_t launch_fused(const Params& p, Mode mode, int max_smem_bytes, cudaStream_t stream) {
-  switch (mode) {
-    case Mode::kTF32: return launch_f32(p, false, max_smem_bytes, stream);
-    case Mode::k3xTF32: return launch_f32(p, true, max_smem_bytes, stream);
-    case Mode::kBF16: return launch_f16(p, true, max_smem_bytes, stream);
-    case Mode::kFP16: return launch_f16(p, false, max_smem_bytes, stream);
+Fit plan_fused(const Params& p, Mode mode, Family family, int max_smem_bytes) {
+  if (family == Family::kWgmma) {
+#if defined(FUSEDCONV_WITH_HOPPER)
+    return by_mode(
+        mode, [&](bool split3x) { return hopper::plan_f32(p, split3x, max_smem_bytes); },
+        [&](bool bf16) { return hopper::plan_f16(p, bf16, max_smem_bytes); });
+#else
+    return Fit::kNotBuilt;
+#endif
   }
-  return cudaErrorInvalidValue;
+  return by_mode(
+      mode, [&](bool split3x) { return plan_f32(p, split3x, max_smem_bytes); },
+      [&](bool bf16) { return plan_f16(p, bf16, max_smem_bytes); });
+}
+
+cudaError_t launch_fused(const Params& p, Mode mode, Family family, int max_smem_bytes,
+                         cudaStream_t stream) {
+  if (family == Family::kWgmma) {
+#if defined(FUSEDCONV_WITH_HOPPER)
+    return by_mode(
+        mode, [&](bool split3x) { return hopper::launch_f32(p, split3x, max_smem_bytes, stream); },
+        [&](bool bf16) { return hopper::launch_f16(p, bf16, max_smem_bytes, stream); });
+#else
+    return cudaErrorInvalidValue;
+#endif
+  }
+  return by_mode(
+      mode, [&](bool split3x) { return launch_f32(p, split3x, max_smem_bytes, stream); },
+      [&](bool bf16) { return launch_f16(p, bf16, max_smem_bytes, stream); });
 }
 
 }  // namespace fusedconv::fused

@@ -14,37 +14,9 @@
 #include <cute/tensor.hpp>
 
 #include "cuda/fused_config.cuh"
+#include "cuda/fused_math.cuh"
 
 namespace fusedconv::fused {
-
-// NaN-propagating max: fmaxf would drop the NaN.
-__device__ __forceinline__ float nan_max(float a, float b) { return (b > a || b != b) ? b : a; }
-
-// 3xTF32 split: big = v rounded to TF32 (round half up on the magnitude), small = the
-// exact remainder v - big, itself rounded to TF32. The cross terms use `cross`:
-// big for finite values, 0 for Inf/NaN, so that an Inf never meets the other operand's
-// small part (often exactly 0) and turns into a NaN; big * big alone carries Inf/NaN.
-__device__ __forceinline__ void split_tf32(float v, cutlass::tfloat32_t& big,
-                                           cutlass::tfloat32_t& cross,
-                                           cutlass::tfloat32_t& small) {
-  const bool finite = isfinite(v);
-  const uint32_t big_bits = cutlass::tfloat32_t::round_half_ulp_truncate(v).raw() & 0xffffe000u;
-  big = cutlass::tfloat32_t::bitcast(big_bits);
-  cross = cutlass::tfloat32_t::bitcast(finite ? big_bits : 0u);
-  // Rounded too (the MMA would truncate it): unbiased errors do not pile up over long K.
-  small = finite ? cutlass::tfloat32_t::round_half_ulp_truncate(v - __uint_as_float(big_bits))
-                 : cutlass::tfloat32_t::bitcast(0u);
-}
-
-// One operand value as the MMA consumes it (TF32 reads the top 19 bits of the float).
-template <class ValA, class Element>
-__device__ __forceinline__ ValA to_mma(Element v) {
-  if constexpr (cute::is_same_v<ValA, cutlass::tfloat32_t>) {
-    return cutlass::tfloat32_t::bitcast(__float_as_uint(v));
-  } else {
-    return v;
-  }
-}
 
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
@@ -314,7 +286,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     CUTE_UNROLL
     for (int i = 0; i < size(tCrC); ++i) {
       const float v = tCrC(i), m = tCrMin(i);
-      const bool take = (m == m) && (v < m || v != v);
+      const bool take = min_takes(v, m);
       tCrMin(i) = take ? v : m;
       if (track_argmin) tCrArg(i) = take ? r : tCrArg(i);
     }

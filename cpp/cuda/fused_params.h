@@ -37,15 +37,23 @@ struct Params {
   int64_t bs_n;
 };
 
-// Why the fused kernel cannot take a problem (kOk when it can).
-enum class Fit : int { kOk = 0, kTooManyChannels, kSharedMemory, kGridSize };
+// Why a fused kernel cannot take a problem (kOk when it can).
+enum class Fit : int { kOk = 0, kTooManyChannels, kSharedMemory, kGridSize, kNotBuilt };
+
+// The two kernel families: mma.sync (sm_80 and newer, any C_out <= 128, k <= 5 per axis)
+// and wgmma (sm_90 only, built with the 90a target; C_out <= 32, k along R <= 3).
+enum class Family : int { kMmaSync = 0, kWgmma = 1 };
+
+// Whether this build holds the sm_90a (wgmma) kernels.
+bool hopper_kernels_built();
 
 // Picks the tile shape and checks the shared-memory budget (max_smem_bytes: the device's
 // opt-in limit per block). Does not launch.
-Fit plan_fused(const Params& p, Mode mode, int max_smem_bytes);
+Fit plan_fused(const Params& p, Mode mode, Family family, int max_smem_bytes);
 
 // Launches the fused kernel on `stream` (asynchronous; no host syncs, no allocations).
 // Returns the launch error, if any. Call only when plan_fused(...) == kOk.
-cudaError_t launch_fused(const Params& p, Mode mode, int max_smem_bytes, cudaStream_t stream);
+cudaError_t launch_fused(const Params& p, Mode mode, Family family, int max_smem_bytes,
+                         cudaStream_t stream);
 
 }  // namespace fusedconv::fused

@@ -29,8 +29,9 @@ def kernel_path(
 ) -> str:
     """Names the implementation :func:`conv3d_min_softmax` would run for these inputs.
 
-    For diagnostics and tests, e.g. ``"cpu-fused"``, ``"cuda-fused-tf32"`` or
-    ``"cuda-composite"`` (the correct, unfused fallback for configurations the fused CUDA
-    kernel does not cover). Validates the inputs exactly like the op.
+    For diagnostics and tests, e.g. ``"cpu-fused"``, ``"cuda-wgmma-tf32"`` (the sm_90a
+    kernel), ``"cuda-fused-3xtf32"`` (the sm_80+ kernel) or ``"cuda-composite"`` (the correct,
+    unfused fallback for configurations the fused CUDA kernels do not cover; README.md,
+    "Which CUDA kernel runs"). Validates the inputs exactly like the op.
     """
     return torch.ops.fusedconv.kernel_path(x, weight, bias, dim)

@@ -1,0 +1,118 @@
+#pragma once
+// Static configuration and run-time geometry of the Hopper (sm_90a) fused kernel.
+// One warpgroup per CTA; its 64 output positions are a 4 (P) x 16 (Q) tile, warp w owning
+// row w. C_out <= kN channels sit in one wgmma m64nNk* accumulator.
+// CuTe declares wgmma n = 24 only with CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED, which must be
+// set before its first header: cpp/CMakeLists.txt defines it for the whole object library.
+#if !defined(CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED)
+#error "compile the Hopper kernels with -DCUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED"
+#endif
+#include <cute/atom/mma_atom.hpp>
+#include <cute/tensor.hpp>
+
+#include "cuda/fused_params.h"
+
+namespace fusedconv::fused::hopper {
+
+template <class ValA, int N>
+struct WgmmaOp;  // the register-A (RS) wgmma atom for an element type and width N
+template <int N> struct WgmmaOp<cutlass::tfloat32_t, N> {
+  using type = decltype(cute::SM90::GMMA::rs_op_selector<cute::tfloat32_t, cute::tfloat32_t, float,
+                                                        cute::Shape<cute::_64, cute::Int<N>, cute::_8>>());
+};
+template <int N> struct WgmmaOp<cutlass::bfloat16_t, N> {
+  using type = decltype(cute::SM90::GMMA::rs_op_selector<cute::bfloat16_t, cute::bfloat16_t, float,
+                                                        cute::Shape<cute::_64, cute::Int<N>, cute::_16>>());
+};
+template <int N> struct WgmmaOp<cutlass::half_t, N> {
+  using type = decltype(cute::SM90::GMMA::rs_op_selector<cute::half_t, cute::half_t, float,
+                                                        cute::Shape<cute::_64, cute::Int<N>, cute::_16>>());
+};
+
+template <class Element_, class ValA_, int kN_, bool kSplit3x_>
+struct WgmmaConfig {
+  using Element = Element_;  // x, weight, bias and y element type
+  using ValA = ValA_;        // operand type the wgmma consumes
+  using MmaOp = typename WgmmaOp<ValA, kN_>::type;
+  static constexpr int kN = kN_;            // accumulator width: C_out <= kN
+  static constexpr bool kSplit3x = kSplit3x_;
+  static constexpr int kThreads = 128;      // one warpgroup
+  static constexpr int kBlockM = 64;
+  static constexpr int kTileP = 4, kTileQ = 16;
+  static constexpr int kRowPitch = 20;      // footprint row pitch: k_q <= 5
+  static constexpr int kMaxKQ = kRowPitch - kTileQ + 1;
+  static constexpr int kMaxKR = 3;          // rolling accumulators: k_r <= 3
+  static constexpr int kBlockK = 32 / int(sizeof(ValA));  // 8 (TF32) or 16 (16-bit): 32 B of K
+  // k-steps gathered into one register buffer (two buffers alternate).
+  static constexpr int kChunk = sizeof(ValA) == 2 ? 2 : 4;
+  static constexpr int kPrefetch = 2;       // planes in flight beyond the one in use
+  // Ring slots: the plane in use, kPrefetch in flight and the one the slowest warp may still
+  // gather from, so that one barrier per plane suffices.
+  static constexpr int kSlots = kPrefetch + 2;
+  static constexpr int kWeightCopies = kSplit3x ? 3 : 1;  // big, cross, small
+  // CTAs per SM the register budget must allow: 4 (<= 128 registers) where that costs only
+  // a few spilled words (N <= 24: 8 B stored, 24 B reloaded from L1), else 3 (<= 168).
+  static constexpr int kMinBlocks = (kSplit3x || kN > 24) ? 3 : 4;
+  static constexpr int kMaxSplit = 8;       // portable cluster size
+  // B in shared memory: canonical K-major, no swizzle; (N, BK) per tile, tiles (kr, k-step)
+  // one after another. The tile mode is large and static; only the used tiles exist.
+  using SmemLayoutB = decltype(cute::tile_to_shape(
+      cute::SM90::GMMA::Layout_K_INTER_Atom<ValA>{},
+      cute::Shape<cute::Int<kN>, cute::Int<kBlockK>, cute::Int<4096>>{}));
+  static constexpr int kTileBElems = kN * kBlockK;
+  static_assert(cute::size<1>(typename cute::MMA_Traits<MmaOp>::Shape_MNK{}) == kN &&
+                    cute::size<2>(typename cute::MMA_Traits<MmaOp>::Shape_MNK{}) == kBlockK,
+                "one k-step of one accumulator is one wgmma m64nNk(BK)");
+  static_assert(cute::size<0>(SmemLayoutB{}) == kN && cute::size<1>(SmemLayoutB{}) == kBlockK,
+                "one B tile is (N, BK)");
+};
+
+// Run-time layout of one launch; offsets in bytes from the dynamic smem base.
+struct WgGeometry {
+  int tiles_p, tiles_q;  // output tiles per batch index
+  int foot_p;            // footprint rows: kTileP + k_p - 1
+  int plane_stride;      // elements per ring slot
+  int k_plane, k_steps, chunks;
+  int b_tiles;           // k_r * k_steps B tiles per weight copy
+  int r_split;           // CTAs (one cluster) that share one tile's output planes along R
+  int r_chunk;           // output planes per CTA of a cluster: ceil(r_out / r_split)
+  int off_koff, off_src, off_planes, off_red, smem_bytes;
+};
+
+CUTE_HOST_DEVICE constexpr int wg_round_up(int v, int m) { return (v + m - 1) / m * m; }
+
+// resident_ctas: CTAs the device holds at once (SMs x CTAs per SM). Small batches split R
+// over a cluster of up to 8 CTAs so that the grid fills the device (at most one wave).
+template <class Cfg>
+CUTE_HOST_DEVICE WgGeometry make_wg_geometry(const Params& p, int resident_ctas) {
+  WgGeometry g{};
+  g.tiles_p = (p.p_out + Cfg::kTileP - 1) / Cfg::kTileP;
+  g.tiles_q = (p.q_out + Cfg::kTileQ - 1) / Cfg::kTileQ;
+  const long long tiles = 1LL * p.batch * g.tiles_p * g.tiles_q;
+  const long long fill = tiles > 0 ? resident_ctas / tiles : 1;
+  g.r_split = int(fill < 1 ? 1 : (fill > Cfg::kMaxSplit ? Cfg::kMaxSplit : fill));
+  if (g.r_split > p.r_out) g.r_split = p.r_out;
+  g.r_chunk = (p.r_out + g.r_split - 1) / g.r_split;
+  g.r_split = (p.r_out + g.r_chunk - 1) / g.r_chunk;  // no CTA without output planes
+  g.foot_p = Cfg::kTileP + p.k_p - 1;
+  g.plane_stride = wg_round_up((p.c_in + 1) * g.foot_p * Cfg::kRowPitch, 8);
+  g.k_plane = p.c_in * p.k_p * p.k_q;
+  // k-steps padded to whole chunks (zero weights, zero-channel A): no branch around a wgmma.
+  g.chunks = (g.k_plane + Cfg::kBlockK * Cfg::kChunk - 1) / (Cfg::kBlockK * Cfg::kChunk);
+  g.k_steps = g.chunks * Cfg::kChunk;
+  g.b_tiles = p.k_r * g.k_steps;
+  // [weights: copies x b_tiles x (N, BK)][k byte offsets][footprint source offsets][ring]
+  const int weight_bytes = Cfg::kWeightCopies * g.b_tiles * Cfg::kTileBElems * int(sizeof(typename Cfg::ValA));
+  g.off_koff = wg_round_up(weight_bytes, 128);
+  g.off_src = g.off_koff + wg_round_up(g.k_steps * Cfg::kBlockK * int(sizeof(int)), 16);
+  // footprint sources (C_in*foot_p*pitch) and weight offsets per k (k_steps*BK), int64 each
+  g.off_planes = g.off_src + wg_round_up((p.c_in * g.foot_p * Cfg::kRowPitch + g.k_steps * Cfg::kBlockK) *
+                                             int(sizeof(int64_t)), 16);
+  g.off_red = g.off_planes +
+              wg_round_up(Cfg::kSlots * g.plane_stride * int(sizeof(typename Cfg::Element)), 16);
+  // Cluster reduction: each CTA's (min, argmin) fragments, read by rank 0 through DSMEM.
+  g.smem_bytes = g.off_red + (g.r_split > 1 ? Cfg::kThreads * Cfg::kN / 2 * 8 : 0);
+  return g;
+}
+
+}  // namespace fusedconv::fused::hopper

@@ -1,0 +1,345 @@
+#pragma once
+// The Hopper fused kernel: conv3d as an implicit GEMM on wgmma (A from registers, B = the
+// weights from shared memory), streamed along the reduced axis R with rolling accumulators.
+//
+// CTA = one warpgroup = one batch index x a 4 x 16 tile of output positions (P, Q).
+// Input plane i is gathered from the ring ONCE (A: 64 positions x K = C_in*kP*kQ) and
+// multiplied by the k_r weight slices W_kr into k_r accumulators: accumulator j holds the
+// output plane d with d % k_r == j, which takes slice kr = i - d from plane i. After plane i
+// the plane d = i - k_r + 1 is complete and is folded (with the bias) into the running min
+// and argmin; the next wgmma into that accumulator starts from zero (ScaleOut::Zero).
+// (Folding while the next plane's wgmmas run needs static accumulator indices: ptxas
+// serializes every wgmma otherwise; several CTAs per SM hide the wait instead.)
+// The K of a plane is cut into chunks of kChunk wgmma k-steps; chunks go through two
+// register buffers, so gathering one chunk overlaps the wgmmas of the previous one.
+// Small batches split R over a cluster of r_split CTAs (consecutive blockIdx.x): each takes
+// r_chunk output planes (reading k_r - 1 planes more), and rank 0 merges the partial mins
+// in rank order through distributed shared memory, so torch.min's first-index rule holds.
+// The channel softmax runs in the epilogue within each thread quad (a row's kN channels).
+#include <cooperative_groups.h>
+#include <cute/arch/cluster_sm90.hpp>
+#include <cute/arch/copy_sm80.hpp>
+#include <cutlass/arch/barrier.h>
+
+#include "cuda/fused_math.cuh"
+#include "cuda/hopper/wgmma_config.cuh"
+#include "cuda/plane_ring.cuh"
+
+namespace fusedconv::fused::hopper {
+
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
+    wgmma_conv_min_softmax_kernel(const Params p, const WgGeometry g) {
+#if defined(CUTE_ARCH_MMA_SM90A_ENABLED)
+  using namespace cute;
+  using Element = typename Cfg::Element;
+  using ValA = typename Cfg::ValA;
+  constexpr int BK = Cfg::kBlockK, kChunk = Cfg::kChunk;
+  constexpr int kPitch = Cfg::kRowPitch, kTileQ = Cfg::kTileQ;
+
+  extern __shared__ __align__(128) unsigned char smem[];
+  ValA* sW = reinterpret_cast<ValA*>(smem);                         // (copies, b_tiles, N, BK)
+  int* sKoff = reinterpret_cast<int*>(smem + g.off_koff);           // (k_steps*BK) bytes
+  int64_t* sSrc = reinterpret_cast<int64_t*>(smem + g.off_src);     // footprint sources
+  Element* sPlanes = reinterpret_cast<Element*>(smem + g.off_planes);  // (kSlots, plane_stride)
+
+  const int tid = threadIdx.x;
+  const int tiles = g.tiles_p * g.tiles_q;
+  const int rank = blockIdx.x % g.r_split;  // == block_rank_in_cluster()
+  const int cta = blockIdx.x / g.r_split;
+  const int b = cta / tiles;
+  const int tile = cta - b * tiles;
+  const int p0 = (tile / g.tiles_q) * Cfg::kTileP;
+  const int q0 = (tile % g.tiles_q) * kTileQ;
+  const int foot_pq = g.foot_p * kPitch;
+
+  // This CTA's output planes along R: all of them (r_split == 1) or one part of a cluster.
+  const int d_begin = rank * g.r_chunk;
+  const int d_end = min(p.r_out, d_begin + g.r_chunk);
+  const int i_begin = d_begin, i_end = d_end + p.k_r - 1;  // input planes it reads
+
+  const Element* x = static_cast<const Element*>(p.x);
+  const Element* w = static_cast<const Element*>(p.weight);
+  const Element* bias = static_cast<const Element*>(p.bias);
+
+  using Ring = PlaneRing<Element, Cfg::kThreads>;
+  Ring ring{};
+  ring.xb = x + int64_t(b) * p.xs_b + int64_t(i_begin) * p.xs_r + int64_t(p0) * p.xs_p +
+            int64_t(q0) * p.xs_q;  // plane i is ring plane i - i_begin
+  ring.xs_r = p.xs_r;
+  ring.sSrc = sSrc;
+  ring.sPlanes = sPlanes;
+  ring.plane_stride = g.plane_stride;
+  ring.elems = p.c_in * foot_pq;
+  ring.init(tid, p.c_in, g.foot_p, kPitch, p.p_in - p0, p.q_in - q0, p.xs_c, p.xs_p, p.xs_q,
+            Cfg::kSlots);
+  __syncthreads();  // the source table is read by every thread below
+
+  // Prologue: the first kPrefetch planes start while the weights are laid out.
+  for (int s = 0; s < Cfg::kPrefetch; ++s) {
+    if (i_begin + s < i_end) {
+      if constexpr (Ring::kAsync) ring.load_async(tid, s, s);
+      else ring.load_sync(tid, s, s);
+    }
+    cp_async_fence();
+  }
+
+  // ---- weights: B tiles in the canonical K-major layout ---------------------------------
+  Tensor sB = make_tensor(make_smem_ptr(sW), typename Cfg::SmemLayoutB{});  // (N,BK,tiles)
+  {
+    // Per k of a plane: its byte offset in a ring slot (padded k reads the all-zero channel
+    // C_in) and its element offset in the weight (-1 when padded). The only run-time
+    // divisions of the prologue happen here, once per k.
+    int64_t* sWoff = sSrc + ring.elems;  // (k_steps*BK), after the footprint sources
+    for (int k = tid; k < g.k_steps * BK; k += Cfg::kThreads) {
+      const int kpq = p.k_p * p.k_q;
+      const int c = k / kpq, kp = (k % kpq) / p.k_q, kq = k % p.k_q;
+      const bool real = k < g.k_plane;
+      sKoff[k] = int(sizeof(Element)) * (real ? c * foot_pq + kp * kPitch + kq : p.c_in * foot_pq);
+      sWoff[k] = real ? c * p.ws_c + kp * p.ws_p + kq * p.ws_q : int64_t(-1);
+    }
+    __syncthreads();
+    // B tile (kr, k-step) holds W[n, kr, k] for the k-step's BK values of k; zero past C_out
+    // and past K. Index math by compile-time constants only; kBatch loads in flight.
+    const int per_slice = g.k_steps * BK * Cfg::kN;  // elements of one kr slice
+    constexpr int kBatch = 8;
+    for (int kr = 0; kr < p.k_r; ++kr) {
+      const Element* w_kr = w + kr * p.ws_r;
+      for (int e0 = tid; e0 < per_slice; e0 += kBatch * Cfg::kThreads) {
+        float vals[kBatch];
+        CUTE_UNROLL
+        for (int u = 0; u < kBatch; ++u) {
+          const int e = e0 + u * Cfg::kThreads;  // = k * N + n
+          const int n = e % Cfg::kN, k = e / Cfg::kN;
+          const int64_t off = e < per_slice && n < p.c_out ? sWoff[k] : int64_t(-1);
+          vals[u] = off >= 0 ? float(w_kr[n * p.ws_n + off]) : 0.0f;
+        }
+        CUTE_UNROLL
+        for (int u = 0; u < kBatch; ++u) {
+          const int e = e0 + u * Cfg::kThreads;
+          if (e >= per_slice) break;
+          const int n = e % Cfg::kN, k = e / Cfg::kN;
+          const int t = kr * g.k_steps + k / BK;
+          if constexpr (Cfg::kSplit3x) {
+            cutlass::tfloat32_t big, cross, small;
+            split_tf32(vals[u], big, cross, small);
+            sB(n, k % BK, t) = big;
+            sB(n, k % BK, t + g.b_tiles) = cross;
+            sB(n, k % BK, t + 2 * g.b_tiles) = small;
+          } else {
+            sB(n, k % BK, t) = ValA(vals[u]);
+          }
+        }
+      }
+    }
+  }
+  cutlass::arch::fence_view_async_shared();  // generic-proxy writes -> wgmma reads
+
+  // ---- MMA partitioning -------------------------------------------------------------------
+  TiledMMA tiled_mma = make_tiled_mma(typename Cfg::MmaOp{});
+  auto thr_mma = tiled_mma.get_thread_slice(tid);
+  Tensor cA = make_identity_tensor(Shape<_64, Int<BK * kChunk>>{});  // (64,BK*kChunk) -> (m,k)
+  Tensor cC = make_identity_tensor(Shape<_64, Int<Cfg::kN>>{});      // (64,N) -> (m,n)
+  Tensor tCcA = thr_mma.partition_A(cA);                             // (MMA,1,kChunk)
+  Tensor tCcC = thr_mma.partition_C(cC);                             // (MMA,1,1)
+  Tensor tCrA = make_tensor<ValA>(shape(tCcA));                      // (MMA,1,kChunk) buffer 0
+  Tensor tCrA1 = make_tensor<ValA>(shape(tCcA));                     // (MMA,1,kChunk) buffer 1
+  Tensor tCsB = thr_mma.partition_B(sB);                             // (MMA,1,1,tiles)
+  Tensor tCrB = thr_mma.make_fragment_B(tCsB);                       // (1,1,1,tiles) descriptors
+  using Acc = decltype(partition_fragment_C(tiled_mma, Shape<_64, Int<Cfg::kN>>{}));
+  Acc acc[Cfg::kMaxKR];                                              // k_r x (MMA,1,1)
+  Tensor tCrMin = make_tensor<float>(shape(tCcC));                   // (MMA,1,1) running min
+  Tensor tCrArg = make_tensor<int>(shape(tCcC));                     // (MMA,1,1) its index
+  constexpr int kVals = decltype(size(tCcC))::value;
+  constexpr int kValsA = decltype(size<0>(tCcA))::value;
+
+  // 3xTF32: the A operand as big, cross and small parts (buffers x parts).
+  Tensor tCrAx = make_tensor<ValA>(shape(tCcA));
+  Tensor tCrAs = make_tensor<ValA>(shape(tCcA));
+  Tensor tCrAx1 = make_tensor<ValA>(shape(tCcA));
+  Tensor tCrAs1 = make_tensor<ValA>(shape(tCcA));
+
+  // A rows: m = 16*warp + q-offset; footprint row m / 16, column m % 16. Every row of this
+  // thread is its first row plus a static offset.
+  const int m0 = get<0>(tCcA(0, 0, 0));
+  const char* a_thread = reinterpret_cast<const char*>(sPlanes) +
+                         sizeof(Element) * ((m0 / kTileQ) * kPitch + m0 % kTileQ);
+  auto a_row_bytes = [&](int v, int s) {  // static after unrolling
+    const int dm = get<0>(tCcA(v, 0, s)) - m0;
+    return int(sizeof(Element)) * ((dm / kTileQ) * kPitch + dm % kTileQ);
+  };
+
+  float bias_of[kVals];
+  CUTE_UNROLL
+  for (int i = 0; i < kVals; ++i) {
+    const int n = get<1>(tCcC(i));
+    bias_of[i] = (bias != nullptr && n < p.c_out) ? float(bias[n * p.bs_n]) : 0.0f;
+  }
+  const bool track_argmin = p.argmin != nullptr;
+  fill(tCrMin, INFINITY);
+  fill(tCrArg, 0);
+  __syncthreads();  // weights, k offsets and zero channels are in place
+
+  // Gathers chunk c of the plane in `slot` into one A buffer (all parts).
+  auto gather = [&](auto& rA, auto& rAx, auto& rAs, const char* slot, int c) {
+    CUTE_UNROLL
+    for (int s = 0; s < kChunk; ++s) {
+      CUTE_UNROLL
+      for (int v = 0; v < kValsA; ++v) {
+        const int k = c * kChunk * BK + get<1>(tCcA(v, 0, s));
+        const Element a = *reinterpret_cast<const Element*>(slot + sKoff[k] + a_row_bytes(v, s));
+        if constexpr (Cfg::kSplit3x) {
+          split_tf32(a, rA(v, 0, s), rAx(v, 0, s), rAs(v, 0, s));
+        } else {
+          rA(v, 0, s) = to_mma<ValA>(a);
+        }
+      }
+    }
+  };
+
+  // wgmmas of chunk c of plane i into the k_r accumulators (i_mod = i % k_r). Output planes
+  // outside [d_begin, d_end) are computed too and never folded: no branch around a wgmma
+  // depends on them, and their slot's next plane starts from zero.
+  auto issue = [&](auto& rA, auto& rAx, auto& rAs, int i_mod, int c) {
+    CUTE_UNROLL
+    for (int j = 0; j < Cfg::kMaxKR; ++j) warpgroup_fence_operand(acc[j]);
+    warpgroup_arrive();
+    CUTE_UNROLL
+    for (int s = 0; s < kChunk; ++s) {
+      const int kstep = c * kChunk + s;  // < chunks * kChunk: padded B tiles are zero
+      CUTE_UNROLL
+      for (int j = 0; j < Cfg::kMaxKR; ++j) {
+        if (j < p.k_r) {
+          int kr = i_mod - j;
+          if (kr < 0) kr += p.k_r;
+          const int t = kr * g.k_steps + kstep;
+          tiled_mma.accumulate_ =
+              (kr == 0 && kstep == 0) ? GMMA::ScaleOut::Zero : GMMA::ScaleOut::One;
+          if constexpr (Cfg::kSplit3x) {  // small terms first; small*small dropped
+            gemm(tiled_mma, rAs(_, _, s), tCrB(_, _, 0, t + g.b_tiles), acc[j]);
+            tiled_mma.accumulate_ = GMMA::ScaleOut::One;
+            gemm(tiled_mma, rAx(_, _, s), tCrB(_, _, 0, t + 2 * g.b_tiles), acc[j]);
+          }
+          gemm(tiled_mma, rA(_, _, s), tCrB(_, _, 0, t), acc[j]);
+        }
+      }
+    }
+    warpgroup_commit_batch();
+    CUTE_UNROLL
+    for (int j = 0; j < Cfg::kMaxKR; ++j) warpgroup_fence_operand(acc[j]);
+  };
+
+  for (int i = i_begin; i < i_end; ++i) {
+    const int next = i + Cfg::kPrefetch;  // lands in the slot of plane i - 2
+    if constexpr (Ring::kAsync) {
+      if (next < i_end) ring.load_async(tid, next - i_begin, (next - i_begin) % Cfg::kSlots);
+      cp_async_fence();
+      cp_async_wait<Cfg::kPrefetch>();
+    } else {
+      if (next < i_end) ring.fetch(tid, next - i_begin);
+    }
+    __syncthreads();  // plane i is in its slot for every thread
+
+    const char* slot = a_thread + sizeof(Element) * ((i - i_begin) % Cfg::kSlots) * g.plane_stride;
+    const int i_mod = i % p.k_r;
+    for (int c = 0; c < g.chunks; c += 2) {
+      warpgroup_wait<1>();  // the group two back, which read buffer 0, is done
+      gather(tCrA, tCrAx, tCrAs, slot, c);
+      issue(tCrA, tCrAx, tCrAs, i_mod, c);
+      if (c + 1 < g.chunks) {
+        warpgroup_wait<1>();
+        gather(tCrA1, tCrAx1, tCrAs1, slot, c + 1);
+        issue(tCrA1, tCrAx1, tCrAs1, i_mod, c + 1);
+      }
+    }
+    warpgroup_wait<0>();
+
+    // Output plane d = i - (k_r - 1) is complete: fold it (plus the bias) into the min.
+    const int d = i - (p.k_r - 1);
+    if (d >= d_begin) {
+      const int j_done = d % p.k_r;
+      CUTE_UNROLL
+      for (int j = 0; j < Cfg::kMaxKR; ++j) {
+        if (j == j_done) {
+          CUTE_UNROLL
+          for (int v = 0; v < kVals; ++v) {
+            const float val = acc[j](v) + bias_of[v], m = tCrMin(v);
+            const bool take = min_takes(val, m);
+            tCrMin(v) = take ? val : m;
+            if (track_argmin) tCrArg(v) = take ? d : tCrArg(v);
+          }
+        }
+      }
+    }
+    if constexpr (!Ring::kAsync) {  // read kPrefetch planes later, after two barriers
+      if (next < i_end) ring.store(tid, next - i_begin, (next - i_begin) % Cfg::kSlots);
+    }
+  }
+  cp_async_wait<0>();
+
+  // ---- cluster: rank 0 merges the partial (min, argmin) of ranks 1.. in order -----------
+  if (g.r_split > 1) {
+    float* sRedMin = reinterpret_cast<float*>(smem + g.off_red);    // (kVals, kThreads)
+    int* sRedArg = reinterpret_cast<int*>(sRedMin + kVals * Cfg::kThreads);
+    CUTE_UNROLL
+    for (int v = 0; v < kVals; ++v) {
+      sRedMin[v * Cfg::kThreads + tid] = tCrMin(v);
+      sRedArg[v * Cfg::kThreads + tid] = tCrArg(v);
+    }
+    cute::cluster_sync();  // every rank's partials are written
+    if (rank == 0) {
+      auto cluster = cooperative_groups::this_cluster();
+      for (int r = 1; r < g.r_split; ++r) {
+        const float* peer_min = cluster.map_shared_rank(sRedMin, r);
+        const int* peer_arg = cluster.map_shared_rank(sRedArg, r);
+        CUTE_UNROLL
+        for (int v = 0; v < kVals; ++v) {
+          const float val = peer_min[v * Cfg::kThreads + tid], m = tCrMin(v);
+          const bool take = min_takes(val, m);
+          tCrMin(v) = take ? val : m;
+          tCrArg(v) = take ? peer_arg[v * Cfg::kThreads + tid] : tCrArg(v);
+        }
+      }
+    }
+    cute::cluster_sync();  // rank 0 is done reading the others' shared memory
+    if (rank != 0) return;
+  }
+
+  // ---- epilogue: softmax over the channels of each position (one quad holds a row) ------
+  // Values v and v^1 are columns 2t, 2t+1 of one row; v / 2 % 2 picks row g or g + 8.
+  float row_max[2] = {-INFINITY, -INFINITY};
+  CUTE_UNROLL
+  for (int v = 0; v < kVals; ++v)
+    if (get<1>(tCcC(v)) < p.c_out) row_max[(v / 2) % 2] = nan_max(row_max[(v / 2) % 2], tCrMin(v));
+  float row_sum[2] = {0.0f, 0.0f};
+  CUTE_UNROLL
+  for (int h = 0; h < 2; ++h)
+    for (int off = 1; off <= 2; off <<= 1)
+      row_max[h] = nan_max(row_max[h], __shfl_xor_sync(0xffffffffu, row_max[h], off));
+  CUTE_UNROLL
+  for (int v = 0; v < kVals; ++v) {
+    const float e = expf(tCrMin(v) - row_max[(v / 2) % 2]);
+    tCrMin(v) = e;
+    if (get<1>(tCcC(v)) < p.c_out) row_sum[(v / 2) % 2] += e;
+  }
+  CUTE_UNROLL
+  for (int h = 0; h < 2; ++h)
+    for (int off = 1; off <= 2; off <<= 1)
+      row_sum[h] += __shfl_xor_sync(0xffffffffu, row_sum[h], off);
+
+  Element* y = static_cast<Element*>(p.y);
+  const int64_t plane_out = int64_t(p.p_out) * p.q_out;
+  CUTE_UNROLL
+  for (int v = 0; v < kVals; ++v) {
+    const int m = get<0>(tCcC(v)), n = get<1>(tCcC(v));
+    const int pp = p0 + m / kTileQ, qq = q0 + m % kTileQ;
+    if (n < p.c_out && pp < p.p_out && qq < p.q_out) {
+      const int64_t off = (int64_t(b) * p.c_out + n) * plane_out + int64_t(pp) * p.q_out + qq;
+      y[off] = Element(tCrMin(v) / row_sum[(v / 2) % 2]);
+      if (track_argmin) p.argmin[off] = tCrArg(v);
+    }
+  }
+#endif
+}
+
+}  // namespace fusedconv::fused::hopper
