@@ -156,14 +156,19 @@ def _make_inputs_fixture():
     return make_inputs
 
 
-_KERNELBENCH_EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "kernelbench_modelnew.py"
+_EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 @functools.lru_cache(maxsize=None)
-def kernelbench_example():
-    """examples/kernelbench_modelnew.py as a module: the KernelBench ``Model`` users have, and
-    the fused ``ModelNew``."""
-    spec = importlib.util.spec_from_file_location("kernelbench_modelnew", _KERNELBENCH_EXAMPLE)
+def load_example(name):
+    """examples/<name>.py as a module (the examples are scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location(name, _EXAMPLES / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def kernelbench_example():
+    """examples/kernelbench_modelnew.py: the KernelBench ``Model`` users have, and the fused
+    ``ModelNew``."""
+    return load_example("kernelbench_modelnew")
