@@ -10,6 +10,7 @@
 #include <cute/atom/mma_atom.hpp>
 #include <cute/tensor.hpp>
 
+#include "cuda/fused_config.cuh"  // round_up
 #include "cuda/fused_params.h"
 
 namespace fusedconv::fused::hopper {
@@ -36,8 +37,7 @@ struct WgmmaConfig {
   using MmaOp = typename WgmmaOp<ValA, kN_>::type;
   static constexpr int kN = kN_;            // accumulator width: C_out <= kN
   static constexpr bool kSplit3x = kSplit3x_;
-  static constexpr int kThreads = 128;      // one warpgroup
-  static constexpr int kBlockM = 64;
+  static constexpr int kThreads = 128;      // one warpgroup: 64 positions
   static constexpr int kTileP = 4, kTileQ = 16;
   static constexpr int kRowPitch = 20;      // footprint row pitch: k_q <= 5
   static constexpr int kMaxKQ = kRowPitch - kTileQ + 1;
@@ -79,8 +79,6 @@ struct WgGeometry {
   int off_koff, off_src, off_planes, off_red, smem_bytes;
 };
 
-CUTE_HOST_DEVICE constexpr int wg_round_up(int v, int m) { return (v + m - 1) / m * m; }
-
 // resident_ctas: CTAs the device holds at once (SMs x CTAs per SM). Small batches split R
 // over a cluster of up to 8 CTAs so that the grid fills the device (at most one wave).
 template <class Cfg>
@@ -95,21 +93,22 @@ CUTE_HOST_DEVICE WgGeometry make_wg_geometry(const Params& p, int resident_ctas)
   g.r_chunk = (p.r_out + g.r_split - 1) / g.r_split;
   g.r_split = (p.r_out + g.r_chunk - 1) / g.r_chunk;  // no CTA without output planes
   g.foot_p = Cfg::kTileP + p.k_p - 1;
-  g.plane_stride = wg_round_up((p.c_in + 1) * g.foot_p * Cfg::kRowPitch, 8);
+  g.plane_stride = round_up((p.c_in + 1) * g.foot_p * Cfg::kRowPitch, 8);
   g.k_plane = p.c_in * p.k_p * p.k_q;
   // k-steps padded to whole chunks (zero weights, zero-channel A): no branch around a wgmma.
   g.chunks = (g.k_plane + Cfg::kBlockK * Cfg::kChunk - 1) / (Cfg::kBlockK * Cfg::kChunk);
   g.k_steps = g.chunks * Cfg::kChunk;
   g.b_tiles = p.k_r * g.k_steps;
-  // [weights: copies x b_tiles x (N, BK)][k byte offsets][footprint source offsets][ring]
+  // [weights: copies x b_tiles x (N, BK)][k byte offsets][footprint source offsets and
+  //  weight offsets per k][ring][cluster merge area when r_split > 1]
   const int weight_bytes = Cfg::kWeightCopies * g.b_tiles * Cfg::kTileBElems * int(sizeof(typename Cfg::ValA));
-  g.off_koff = wg_round_up(weight_bytes, 128);
-  g.off_src = g.off_koff + wg_round_up(g.k_steps * Cfg::kBlockK * int(sizeof(int)), 16);
+  g.off_koff = round_up(weight_bytes, 128);
+  g.off_src = g.off_koff + round_up(g.k_steps * Cfg::kBlockK * int(sizeof(int)), 16);
   // footprint sources (C_in*foot_p*pitch) and weight offsets per k (k_steps*BK), int64 each
-  g.off_planes = g.off_src + wg_round_up((p.c_in * g.foot_p * Cfg::kRowPitch + g.k_steps * Cfg::kBlockK) *
+  g.off_planes = g.off_src + round_up((p.c_in * g.foot_p * Cfg::kRowPitch + g.k_steps * Cfg::kBlockK) *
                                              int(sizeof(int64_t)), 16);
   g.off_red = g.off_planes +
-              wg_round_up(Cfg::kSlots * g.plane_stride * int(sizeof(typename Cfg::Element)), 16);
+              round_up(Cfg::kSlots * g.plane_stride * int(sizeof(typename Cfg::Element)), 16);
   // Cluster reduction: each CTA's (min, argmin) fragments, read by rank 0 through DSMEM.
   g.smem_bytes = g.off_red + (g.r_split > 1 ? Cfg::kThreads * Cfg::kN / 2 * 8 : 0);
   return g;
