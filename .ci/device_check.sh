@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one script the lent GPU runs: build (sm_90a), all tests, compute-sanitizer, bench.
 # Full logs go to $OUT (8 files at most come back); a short summary is printed last.
-# QUICK=1 skips the batch sweep and the torch.compile rows; NO_BENCH=1 skips every benchmark;
+# QUICK=1 skips the batch sweep (SWEEP=1 keeps it) and the torch.compile rows; NO_BENCH=1 skips every benchmark;
 # FAST=1 runs only the CUDA kernel's tests of the pytest suite; PROFILE=1 adds an
 # Nsight Compute pass over the wgmma kernel (ncu.txt).
 set -u
@@ -94,11 +94,12 @@ if [ -n "${PROFILE:-}" ] && command -v ncu > /dev/null; then
   for shape in 128,3,24,24,32,32,3 1,3,24,24,32,32,3; do
     timeout 120 ncu --kernel-name regex:conv_min_softmax --launch-skip 1 --launch-count 3 \
       --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
-      --section SchedulerStats --section MemoryWorkloadAnalysis \
+      --section SchedulerStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
+      --metrics sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_tensor_op_gmma.sum,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active \
       python3 .ci/profile_case.py "$shape" high,highest,bf16 >> "$OUT/ncu.txt" 2>&1
   done
   note "ncu: rc $? after $(elapsed) s"
-  grep -E "^  [a-z_]+.*conv_min_softmax|Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Stall|Issue Slots Busy|Warp Cycles Per Issued|Theoretical Occupancy|Block Limit" "$OUT/ncu.txt" | cut -c1-150 | head -80 >> "$SUMMARY"
+  grep -E "^  [a-z_]+.*conv_min_softmax|gmma|inst_executed|warps_active|Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Stall|Issue Slots Busy|Warp Cycles Per Issued|Theoretical Occupancy|Block Limit" "$OUT/ncu.txt" | cut -c1-150 | head -80 >> "$SUMMARY"
 elif [ -n "${PROFILE:-}" ]; then note "ncu: not found"; fi
 
 # ---- benchmarks and the main job -----------------------------------------------------------
@@ -109,7 +110,7 @@ BENCH=$OUT/bench.log; : > "$BENCH"
   timeout 45 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --shape 16,16,64,16,64,64,3
   [ -z "${FAST:-}" ] || timeout 45 python3 -m fusedconv.bench --compile "" --dtype float32 --shape 128,3,24,3,32,32,3 --graph
   timeout 60 python3 -m fusedconv.bench --backward --dtype float32 --iters 20
-  [ -n "${QUICK:-}" ] || timeout 90 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --sweep batch --batches 8,64,256,1024 --plot "$OUT/batch.png" --iters 50
+  [ -n "${QUICK:-}" ] && [ -z "${SWEEP:-}" ] || timeout 90 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --sweep batch --batches 8,64,256,1024 --graph --plot "$OUT/batch.png" --iters 50
 } > "$BENCH" 2>&1
 note "bench (no compile) done after $(elapsed) s"
 timeout 60 python3 -m fusedconv > "$OUT/main_job.log" 2>&1

@@ -28,6 +28,8 @@ SHAPES = [
     (2, 16, 7, 11, 12, 13, 5, 4, 3),
     (5, 2, 33, 4, 3, 70, 2, 1, 4),
     (1, 3, 32, 3, 140, 3, 1, 3, 2),
+    # long R: several unrolled periods of the wgmma plane loop plus a partial one, k_r = 2
+    (2, 3, 20, 31, 10, 18, 2, 3, 3),
 ]
 SHAPE_IDS = ["x".join(map(str, s)) for s in SHAPES]
 

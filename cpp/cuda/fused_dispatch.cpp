@@ -1,5 +1,8 @@
 // Mode switch over the per-precision translation units of both kernel families.
 #include "cuda/fused_modes.h"
+#if defined(FUSEDCONV_WITH_HOPPER)
+#include "cuda/hopper/wgmma_entry.h"
+#endif
 
 namespace fusedconv::fused {
 
@@ -14,9 +17,7 @@ bool hopper_kernels_built() {
 Fit plan_fused(const Params& p, Mode mode, Family family, int max_smem_bytes) {
   if (family == Family::kWgmma) {
 #if defined(FUSEDCONV_WITH_HOPPER)
-    return by_mode(
-        mode, [&](bool split3x) { return hopper::plan_f32(p, split3x, max_smem_bytes); },
-        [&](bool bf16) { return hopper::plan_f16(p, bf16, max_smem_bytes); });
+    return hopper::plan(p, mode, max_smem_bytes);
 #else
     return Fit::kNotBuilt;
 #endif
@@ -30,9 +31,7 @@ cudaError_t launch_fused(const Params& p, Mode mode, Family family, int max_smem
                          cudaStream_t stream) {
   if (family == Family::kWgmma) {
 #if defined(FUSEDCONV_WITH_HOPPER)
-    return by_mode(
-        mode, [&](bool split3x) { return hopper::launch_f32(p, split3x, max_smem_bytes, stream); },
-        [&](bool bf16) { return hopper::launch_f16(p, bf16, max_smem_bytes, stream); });
+    return hopper::launch(p, mode, max_smem_bytes, stream);
 #else
     return cudaErrorInvalidValue;
 #endif

@@ -12,6 +12,15 @@ __device__ __forceinline__ float nan_max(float a, float b) { return (b > a || b 
 // minimum. Returns whether v replaces m (the caller updates the index with it).
 __device__ __forceinline__ bool min_takes(float v, float m) { return (m == m) && (v < m || v != v); }
 
+// NaN-propagating min in one instruction (min.NaN, sm_80+; CuTe and the CUDA math API have
+// no float version). For the min value alone: a signed-zero tie may give -0 for +0, which
+// the softmax maps to the same output; argmin tracking uses min_takes instead.
+__device__ __forceinline__ float min_nan(float a, float b) {
+  float r;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+
 // 3xTF32 split: big = v rounded to TF32 (round half up on the magnitude), small = the
 // exact remainder v - big, itself rounded to TF32. The cross terms use `cross`:
 // big for finite values, 0 for Inf/NaN, so that an Inf never meets the other operand's

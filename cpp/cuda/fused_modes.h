@@ -1,6 +1,7 @@
 #pragma once
 // Per-precision entry points, one translation unit each (they compile in parallel), for
-// the mma.sync kernel (fused_kernel_*.cu, sm_80+) and the wgmma kernel (hopper/, sm_90a).
+// the mma.sync kernel (fused_kernel_*.cu, sm_80+); the wgmma kernel's are in
+// hopper/wgmma_entry.h.
 #include "cuda/fused_params.h"
 
 namespace fusedconv::fused {
@@ -9,13 +10,6 @@ Fit plan_f32(const Params& p, bool split3x, int max_smem_bytes);
 cudaError_t launch_f32(const Params& p, bool split3x, int max_smem_bytes, cudaStream_t stream);
 Fit plan_f16(const Params& p, bool bf16, int max_smem_bytes);
 cudaError_t launch_f16(const Params& p, bool bf16, int max_smem_bytes, cudaStream_t stream);
-
-namespace hopper {
-Fit plan_f32(const Params& p, bool split3x, int max_smem_bytes);
-cudaError_t launch_f32(const Params& p, bool split3x, int max_smem_bytes, cudaStream_t stream);
-Fit plan_f16(const Params& p, bool bf16, int max_smem_bytes);
-cudaError_t launch_f16(const Params& p, bool bf16, int max_smem_bytes, cudaStream_t stream);
-}  // namespace hopper
 
 // Calls f32(split3x) or f16(bf16) for a mode.
 template <class F32, class F16>

@@ -21,11 +21,12 @@ struct PlaneRing {
   Element* sPlanes;      // (slots, plane_stride)
   int plane_stride;      // elements per slot
   int elems;             // C_in * foot_p * pitch: loaded elements per plane
-  int64_t own[kOwn];     // sSrc[tid + j * kThreads]: this thread's first sources
+  // This thread's first kOwn elements i = tid + j * kThreads: source offsets (0 outside x,
+  // where the copy zero-fills) and two bit masks, so that a copy costs no index math.
+  int64_t own[kOwn];
+  uint32_t own_inside;   // bit j: element j lies inside x
+  uint32_t own_valid;    // bit j: i < elems
   Element staged[kStaged];
-
-  // Source offset of element i = tid + j * kThreads (registers for j < kOwn).
-  __device__ int64_t source(int j, int i) const { return j < kOwn ? own[j] : sSrc[i]; }
 
   // Source offsets of the footprint (c, ip, iq), the same for every plane: the index
   // arithmetic runs once per CTA. Zeroes the padding channel of every slot.
@@ -41,10 +42,15 @@ struct PlaneRing {
       const bool inside = ip < p_left && iq < q_left;
       src[i] = inside ? c * xs_c + int64_t(ip) * xs_p + int64_t(iq) * xs_q : int64_t(-1);
     }
+    own_inside = 0;
+    own_valid = 0;
     CUTE_UNROLL
     for (int j = 0; j < kOwn; ++j) {
       const int i = tid + j * kThreads;
-      own[j] = i < elems ? src[i] : int64_t(-1);  // written by this thread above
+      const int64_t off = i < elems ? src[i] : int64_t(-1);  // written by this thread above
+      own[j] = off >= 0 ? off : 0;
+      own_inside |= uint32_t(off >= 0) << j;
+      own_valid |= uint32_t(i < elems) << j;
     }
     for (int s = 0; s < slots; ++s)
       for (int i = tid; i < foot_pq; i += kThreads)
@@ -52,29 +58,26 @@ struct PlaneRing {
   }
 
   __device__ Element* slot(int s) const { return sPlanes + s * plane_stride; }
+  __device__ const Element* plane(int r) const { return xb + int64_t(r) * xs_r; }
 
-  // 32-bit: asynchronous copy of plane r into slot s (the caller fences and waits).
-  __device__ void load_async(int tid, int r, int s) const {
-    const Element* src_plane = xb + int64_t(r) * xs_r;
-    Element* dst = slot(s);
-    auto copy = [&](int i, int64_t off) {
-      const bool inside = off >= 0;
-      const Element* src = inside ? src_plane + off : xb;
+  // 32-bit: asynchronous copy of the plane at src_plane into dst (the caller fences, waits).
+  __device__ void load_async(int tid, const Element* src_plane, Element* dst) const {
+    auto copy = [&](int i, const Element* src, bool inside) {
       cute::SM80_CP_ASYNC_CACHEALWAYS_ZFILL<uint32_t>::copy(
           *reinterpret_cast<const uint32_t*>(src), *reinterpret_cast<uint32_t*>(dst + i), inside);
     };
     CUTE_UNROLL
     for (int j = 0; j < kOwn; ++j) {
-      const int i = tid + j * kThreads;
-      if (i < elems) copy(i, own[j]);
+      if (own_valid & (1u << j)) copy(tid + j * kThreads, src_plane + own[j], own_inside & (1u << j));
     }
-    for (int i = tid + kOwn * kThreads; i < elems; i += kThreads) copy(i, sSrc[i]);
+    for (int i = tid + kOwn * kThreads; i < elems; i += kThreads) {
+      const int64_t off = sSrc[i];
+      copy(i, src_plane + (off >= 0 ? off : 0), off >= 0);
+    }
   }
 
   // 16-bit: synchronous copy (prologue only).
-  __device__ void load_sync(int tid, int r, int s) const {
-    const Element* src_plane = xb + int64_t(r) * xs_r;
-    Element* dst = slot(s);
+  __device__ void load_sync(int tid, const Element* src_plane, Element* dst) const {
     for (int i = tid; i < elems; i += kThreads) {
       const int64_t off = sSrc[i];
       dst[i] = off >= 0 ? src_plane[off] : Element(0.0f);
@@ -82,22 +85,24 @@ struct PlaneRing {
   }
 
   // 16-bit: the first kStaged elements of this thread into registers.
-  __device__ void fetch(int tid, int r) {
-    const Element* src_plane = xb + int64_t(r) * xs_r;
+  __device__ void fetch(int tid, const Element* src_plane) {
     CUTE_UNROLL
     for (int j = 0; j < kStaged; ++j) {
-      const int i = tid + j * kThreads;
-      if (i < elems) {
-        const int64_t off = source(j, i);
-        staged[j] = off >= 0 ? src_plane[off] : Element(0.0f);
+      if (j < kOwn) {
+        if (own_valid & (1u << j))
+          staged[j] = (own_inside & (1u << j)) ? src_plane[own[j]] : Element(0.0f);
+      } else {
+        const int i = tid + j * kThreads;
+        if (i < elems) {
+          const int64_t off = sSrc[i];
+          staged[j] = off >= 0 ? src_plane[off] : Element(0.0f);
+        }
       }
     }
   }
 
-  // 16-bit: the staged registers (and any remainder, directly) into slot s.
-  __device__ void store(int tid, int r, int s) const {
-    const Element* src_plane = xb + int64_t(r) * xs_r;
-    Element* dst = slot(s);
+  // 16-bit: the staged registers (and any remainder, directly) into dst.
+  __device__ void store(int tid, const Element* src_plane, Element* dst) const {
     CUTE_UNROLL
     for (int j = 0; j < kStaged; ++j) {
       const int i = tid + j * kThreads;

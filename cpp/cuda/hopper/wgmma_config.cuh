@@ -30,29 +30,39 @@ template <int N> struct WgmmaOp<cutlass::half_t, N> {
                                                         cute::Shape<cute::_64, cute::Int<N>, cute::_16>>());
 };
 
-template <class Element_, class ValA_, int kN_, bool kSplit3x_>
+template <class Element_, class ValA_, int kN_, int kKR_, bool kSplit3x_, bool kOneChunk_>
 struct WgmmaConfig {
   using Element = Element_;  // x, weight, bias and y element type
   using ValA = ValA_;        // operand type the wgmma consumes
   using MmaOp = typename WgmmaOp<ValA, kN_>::type;
   static constexpr int kN = kN_;            // accumulator width: C_out <= kN
+  static constexpr int kKR = kKR_;          // kernel extent along R (1..3)
   static constexpr bool kSplit3x = kSplit3x_;
+  // K of a plane fits one chunk: A addresses live in registers (a separate instantiation,
+  // so that the chunk loop of longer K does not cost this path registers).
+  static constexpr bool kOneChunk = kOneChunk_;
   static constexpr int kThreads = 128;      // one warpgroup: 64 positions
   static constexpr int kTileP = 4, kTileQ = 16;
   static constexpr int kRowPitch = 20;      // footprint row pitch: k_q <= 5
   static constexpr int kMaxKQ = kRowPitch - kTileQ + 1;
-  static constexpr int kMaxKR = 3;          // rolling accumulators: k_r <= 3
+  // Output planes in flight: the kKR a plane feeds plus the one being folded meanwhile.
+  static constexpr int kAccSlots = kKR + 1;
   static constexpr int kBlockK = 32 / int(sizeof(ValA));  // 8 (TF32) or 16 (16-bit): 32 B of K
-  // k-steps gathered into one register buffer (two buffers alternate).
+  // k-steps gathered into one register buffer; a plane of K <= kChunk * kBlockK is one chunk.
   static constexpr int kChunk = sizeof(ValA) == 2 ? 2 : 4;
+  // A buffers: two let a plane's gather overlap the previous plane's wgmmas; 3xTF32 holds
+  // three parts per buffer and keeps one.
+  static constexpr int kABuffers = kSplit3x ? 1 : 2;
   static constexpr int kPrefetch = 2;       // planes in flight beyond the one in use
   // Ring slots: the plane in use, kPrefetch in flight and the one the slowest warp may still
-  // gather from, so that one barrier per plane suffices.
-  static constexpr int kSlots = kPrefetch + 2;
+  // gather from, so that one barrier per plane suffices. A multiple of kAccSlots and of
+  // kABuffers: the main loop is unrolled over kSlots planes, so that ring slot, accumulator
+  // and A buffer of every plane are compile-time constants.
+  static constexpr int kSlots = kAccSlots == 3 ? 6 : 4;
+  static_assert(kSlots >= kPrefetch + 2 && kSlots % kAccSlots == 0 && kSlots % kABuffers == 0);
   static constexpr int kWeightCopies = kSplit3x ? 3 : 1;  // big, cross, small
-  // CTAs per SM the register budget must allow: 4 (<= 128 registers) where that costs only
-  // a few spilled words (N <= 24: 8 B stored, 24 B reloaded from L1), else 3 (<= 168).
-  static constexpr int kMinBlocks = (kSplit3x || kN > 24) ? 3 : 4;
+  // CTAs per SM the register budget must allow (65536 / (128 * kMinBlocks) registers).
+  static constexpr int kMinBlocks = (kSplit3x || kN > 24) ? 2 : (kN > 8 ? 3 : 4);
   static constexpr int kMaxSplit = 8;       // portable cluster size
   // B in shared memory: canonical K-major, no swizzle; (N, BK) per tile, tiles (kr, k-step)
   // one after another. The tile mode is large and static; only the used tiles exist.
@@ -76,7 +86,7 @@ struct WgGeometry {
   int b_tiles;           // k_r * k_steps B tiles per weight copy
   int r_split;           // CTAs (one cluster) that share one tile's output planes along R
   int r_chunk;           // output planes per CTA of a cluster: ceil(r_out / r_split)
-  int off_koff, off_src, off_planes, off_red, smem_bytes;
+  int off_koff, off_bias, off_src, off_planes, off_red, smem_bytes;
 };
 
 // resident_ctas: CTAs the device holds at once (SMs x CTAs per SM). Small batches split R
@@ -99,11 +109,12 @@ CUTE_HOST_DEVICE WgGeometry make_wg_geometry(const Params& p, int resident_ctas)
   g.chunks = (g.k_plane + Cfg::kBlockK * Cfg::kChunk - 1) / (Cfg::kBlockK * Cfg::kChunk);
   g.k_steps = g.chunks * Cfg::kChunk;
   g.b_tiles = p.k_r * g.k_steps;
-  // [weights: copies x b_tiles x (N, BK)][k byte offsets][footprint source offsets and
+  // [weights: copies x b_tiles x (N, BK)][k byte offsets][bias, N floats][footprint source offsets and
   //  weight offsets per k][ring][cluster merge area when r_split > 1]
   const int weight_bytes = Cfg::kWeightCopies * g.b_tiles * Cfg::kTileBElems * int(sizeof(typename Cfg::ValA));
   g.off_koff = round_up(weight_bytes, 128);
-  g.off_src = g.off_koff + round_up(g.k_steps * Cfg::kBlockK * int(sizeof(int)), 16);
+  g.off_bias = g.off_koff + round_up(g.k_steps * Cfg::kBlockK * int(sizeof(int)), 16);
+  g.off_src = g.off_bias + round_up(Cfg::kN * int(sizeof(float)), 16);
   // footprint sources (C_in*foot_p*pitch) and weight offsets per k (k_steps*BK), int64 each
   g.off_planes = g.off_src + round_up((p.c_in * g.foot_p * Cfg::kRowPitch + g.k_steps * Cfg::kBlockK) *
                                              int(sizeof(int64_t)), 16);

@@ -4,14 +4,16 @@
 //
 // CTA = one warpgroup = one batch index x a 4 x 16 tile of output positions (P, Q).
 // Input plane i is gathered from the ring ONCE (A: 64 positions x K = C_in*kP*kQ) and
-// multiplied by the k_r weight slices W_kr into k_r accumulators: accumulator j holds the
-// output plane d with d % k_r == j, which takes slice kr = i - d from plane i. After plane i
-// the plane d = i - k_r + 1 is complete and is folded (with the bias) into the running min
-// and argmin; the next wgmma into that accumulator starts from zero (ScaleOut::Zero).
-// (Folding while the next plane's wgmmas run needs static accumulator indices: ptxas
-// serializes every wgmma otherwise; several CTAs per SM hide the wait instead.)
-// The K of a plane is cut into chunks of kChunk wgmma k-steps; chunks go through two
-// register buffers, so gathering one chunk overlaps the wgmmas of the previous one.
+// multiplied by the k_r weight slices W_kr into the accumulators of the k_r output planes
+// d = i - kr it feeds; plane d's accumulator starts from zero (ScaleOut::Zero) at kr = 0.
+// After plane i's wgmmas are issued, output plane i - k_r (completed by plane i - 1) is
+// folded with the bias into the running min and argmin while those wgmmas run: k_r + 1
+// accumulators rotate. The main loop is unrolled over the ring's kSlots planes, so every
+// ring slot, accumulator, A buffer and B descriptor is a compile-time choice (ptxas
+// serializes the wgmmas when an accumulator is picked at run time).
+// A plane whose K fits one chunk (kChunk wgmma k-steps) takes the fast path: its A
+// addresses are registers computed once per CTA. Longer K goes chunk by chunk through the
+// k offset table in shared memory.
 // Small batches split R over a cluster of r_split CTAs (consecutive blockIdx.x): each takes
 // r_chunk output planes (reading k_r - 1 planes more), and rank 0 merges the partial mins
 // in rank order through distributed shared memory, so torch.min's first-index rule holds.
@@ -63,6 +65,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   const Element* bias = static_cast<const Element*>(p.bias);
 
   using Ring = PlaneRing<Element, Cfg::kThreads>;
+  constexpr int KR = Cfg::kKR, kAcc = Cfg::kAccSlots, kSlots = Cfg::kSlots;
+  constexpr int kABuf = Cfg::kABuffers, kPrefetch = Cfg::kPrefetch;
   Ring ring{};
   ring.xb = x + int64_t(b) * p.xs_b + int64_t(i_begin) * p.xs_r + int64_t(p0) * p.xs_p +
             int64_t(q0) * p.xs_q;  // plane i is ring plane i - i_begin
@@ -72,17 +76,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   ring.plane_stride = g.plane_stride;
   ring.elems = p.c_in * foot_pq;
   ring.init(tid, p.c_in, g.foot_p, kPitch, p.p_in - p0, p.q_in - q0, p.xs_c, p.xs_p, p.xs_q,
-            Cfg::kSlots);
+            kSlots);
   __syncthreads();  // the source table is read by every thread below
 
   // Prologue: the first kPrefetch planes start while the weights are laid out.
-  for (int s = 0; s < Cfg::kPrefetch; ++s) {
+  CUTE_UNROLL
+  for (int s = 0; s < kPrefetch; ++s) {
     if (i_begin + s < i_end) {
-      if constexpr (Ring::kAsync) ring.load_async(tid, s, s);
-      else ring.load_sync(tid, s, s);
+      if constexpr (Ring::kAsync) ring.load_async(tid, ring.plane(s), ring.slot(s));
+      else ring.load_sync(tid, ring.plane(s), ring.slot(s));
     }
     cp_async_fence();
   }
+  const Element* src_next = ring.plane(kPrefetch);  // the next plane the ring loads
 
   // ---- weights: B tiles in the canonical K-major layout ---------------------------------
   Tensor sB = make_tensor(make_smem_ptr(sW), typename Cfg::SmemLayoutB{});  // (N,BK,tiles)
@@ -103,7 +109,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     // and past K. Index math by compile-time constants only; kBatch loads in flight.
     const int per_slice = g.k_steps * BK * Cfg::kN;  // elements of one kr slice
     constexpr int kBatch = 8;
-    for (int kr = 0; kr < p.k_r; ++kr) {
+    CUTE_UNROLL
+    for (int kr = 0; kr < KR; ++kr) {
       const Element* w_kr = w + kr * p.ws_r;
       for (int e0 = tid; e0 < per_slice; e0 += kBatch * Cfg::kThreads) {
         float vals[kBatch];
@@ -142,140 +149,194 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   Tensor cC = make_identity_tensor(Shape<_64, Int<Cfg::kN>>{});      // (64,N) -> (m,n)
   Tensor tCcA = thr_mma.partition_A(cA);                             // (MMA,1,kChunk)
   Tensor tCcC = thr_mma.partition_C(cC);                             // (MMA,1,1)
-  Tensor tCrA = make_tensor<ValA>(shape(tCcA));                      // (MMA,1,kChunk) buffer 0
-  Tensor tCrA1 = make_tensor<ValA>(shape(tCcA));                     // (MMA,1,kChunk) buffer 1
+  using FragA = decltype(make_tensor<ValA>(shape(tCcA)));           // (MMA,1,kChunk)
+  constexpr int kParts = Cfg::kSplit3x ? 3 : 1;                      // big, cross, small
+  FragA tCrA[kABuf][kParts];                                         // A buffers
   Tensor tCsB = thr_mma.partition_B(sB);                             // (MMA,1,1,tiles)
   Tensor tCrB = thr_mma.make_fragment_B(tCsB);                       // (1,1,1,tiles) descriptors
   using Acc = decltype(partition_fragment_C(tiled_mma, Shape<_64, Int<Cfg::kN>>{}));
-  Acc acc[Cfg::kMaxKR];                                              // k_r x (MMA,1,1)
+  Acc acc[kAcc];                                                     // kAcc x (MMA,1,1)
   Tensor tCrMin = make_tensor<float>(shape(tCcC));                   // (MMA,1,1) running min
   Tensor tCrArg = make_tensor<int>(shape(tCcC));                     // (MMA,1,1) its index
   constexpr int kVals = decltype(size(tCcC))::value;
   constexpr int kValsA = decltype(size<0>(tCcA))::value;
 
-  // 3xTF32: the A operand as big, cross and small parts (buffers x parts).
-  Tensor tCrAx = make_tensor<ValA>(shape(tCcA));
-  Tensor tCrAs = make_tensor<ValA>(shape(tCcA));
-  Tensor tCrAx1 = make_tensor<ValA>(shape(tCcA));
-  Tensor tCrAs1 = make_tensor<ValA>(shape(tCcA));
-
   // A rows: m = 16*warp + q-offset; footprint row m / 16, column m % 16. Every row of this
   // thread is its first row plus a static offset.
   const int m0 = get<0>(tCcA(0, 0, 0));
-  const char* a_thread = reinterpret_cast<const char*>(sPlanes) +
-                         sizeof(Element) * ((m0 / kTileQ) * kPitch + m0 % kTileQ);
+  const int a_thread = int(sizeof(Element)) * ((m0 / kTileQ) * kPitch + m0 % kTileQ);
   auto a_row_bytes = [&](int v, int s) {  // static after unrolling
     const int dm = get<0>(tCcA(v, 0, s)) - m0;
     return int(sizeof(Element)) * ((dm / kTileQ) * kPitch + dm % kTileQ);
   };
 
-  float bias_of[kVals];
-  CUTE_UNROLL
-  for (int i = 0; i < kVals; ++i) {
-    const int n = get<1>(tCcC(i));
-    bias_of[i] = (bias != nullptr && n < p.c_out) ? float(bias[n * p.bs_n]) : 0.0f;
-  }
+  // The bias per channel in shared memory: registers are the scarce resource here.
+  float* sBias = reinterpret_cast<float*>(smem + g.off_bias);  // (N)
+  if (tid < Cfg::kN) sBias[tid] = (bias != nullptr && tid < p.c_out) ? float(bias[tid * p.bs_n]) : 0.0f;
   const bool track_argmin = p.argmin != nullptr;
   fill(tCrMin, INFINITY);
   fill(tCrArg, 0);
   __syncthreads();  // weights, k offsets and zero channels are in place
 
-  // Gathers chunk c of the plane in `slot` into one A buffer (all parts).
-  auto gather = [&](auto& rA, auto& rAx, auto& rAs, const char* slot, int c) {
+  // Fast path: this thread's A byte offsets in a ring slot for the one chunk, in registers.
+  int a_off[kChunk][kValsA];
+  CUTE_UNROLL
+  for (int s = 0; s < kChunk; ++s) {
+    CUTE_UNROLL
+    for (int v = 0; v < kValsA; ++v)
+      a_off[s][v] = Cfg::kOneChunk ? a_thread + sKoff[get<1>(tCcA(v, 0, s))] : 0;
+  }
+
+  const char* planes = reinterpret_cast<const char*>(sPlanes);
+  const int slot_bytes = int(sizeof(Element)) * g.plane_stride;
+
+  // One A value into the buffer (all parts).
+  auto put = [&](FragA* rA, int v, int s, Element a) __attribute__((always_inline)) {
+    if constexpr (Cfg::kSplit3x) split_tf32(a, rA[0](v, 0, s), rA[1](v, 0, s), rA[2](v, 0, s));
+    else rA[0](v, 0, s) = to_mma<ValA>(a);
+  };
+  auto fence_a = [&](FragA* rA) __attribute__((always_inline)) {
+    CUTE_UNROLL
+    for (int q = 0; q < kParts; ++q) warpgroup_fence_operand(rA[q]);
+  };
+  // Gathers the one chunk of the plane in `slot` through the register offsets.
+  auto gather_fast = [&](FragA* rA, const char* slot) __attribute__((always_inline)) {
+    CUTE_UNROLL
+    for (int s = 0; s < kChunk; ++s) {
+      CUTE_UNROLL
+      for (int v = 0; v < kValsA; ++v)
+        put(rA, v, s, *reinterpret_cast<const Element*>(slot + a_off[s][v] + a_row_bytes(v, s)));
+    }
+    fence_a(rA);
+  };
+  // Gathers chunk c of the plane in `slot` through the k offset table.
+  auto gather_chunk = [&](FragA* rA, const char* slot, int c) __attribute__((always_inline)) {
     CUTE_UNROLL
     for (int s = 0; s < kChunk; ++s) {
       CUTE_UNROLL
       for (int v = 0; v < kValsA; ++v) {
         const int k = c * kChunk * BK + get<1>(tCcA(v, 0, s));
-        const Element a = *reinterpret_cast<const Element*>(slot + sKoff[k] + a_row_bytes(v, s));
-        if constexpr (Cfg::kSplit3x) {
-          split_tf32(a, rA(v, 0, s), rAx(v, 0, s), rAs(v, 0, s));
-        } else {
-          rA(v, 0, s) = to_mma<ValA>(a);
-        }
+        put(rA, v, s, *reinterpret_cast<const Element*>(slot + a_thread + sKoff[k] + a_row_bytes(v, s)));
       }
     }
+    fence_a(rA);
   };
 
-  // wgmmas of chunk c of plane i into the k_r accumulators (i_mod = i % k_r). Output planes
-  // outside [d_begin, d_end) are computed too and never folded: no branch around a wgmma
-  // depends on them, and their slot's next plane starts from zero.
-  auto issue = [&](auto& rA, auto& rAx, auto& rAs, int i_mod, int c) {
+  // The wgmmas of one chunk (k-steps kstep0..) of plane i = i_begin + u (mod kSlots) into
+  // the accumulators of output planes i - kr. Output planes outside [d_begin, d_end) are
+  // computed too and never folded: no branch around a wgmma depends on them.
+  auto issue = [&](FragA* rA, auto u_c, int kstep0, auto k_steps) __attribute__((always_inline)) {
+    constexpr int u = decltype(u_c)::value;
+    const auto b_tiles = k_steps * Int<KR>{};
     CUTE_UNROLL
-    for (int j = 0; j < Cfg::kMaxKR; ++j) warpgroup_fence_operand(acc[j]);
+    for (int j = 0; j < kAcc; ++j) warpgroup_fence_operand(acc[j]);
     warpgroup_arrive();
     CUTE_UNROLL
     for (int s = 0; s < kChunk; ++s) {
-      const int kstep = c * kChunk + s;  // < chunks * kChunk: padded B tiles are zero
+      const int kstep = kstep0 + s;  // padded B tiles are zero
       CUTE_UNROLL
-      for (int j = 0; j < Cfg::kMaxKR; ++j) {
-        if (j < p.k_r) {
-          int kr = i_mod - j;
-          if (kr < 0) kr += p.k_r;
-          const int t = kr * g.k_steps + kstep;
-          tiled_mma.accumulate_ =
-              (kr == 0 && kstep == 0) ? GMMA::ScaleOut::Zero : GMMA::ScaleOut::One;
-          if constexpr (Cfg::kSplit3x) {  // small terms first; small*small dropped
-            gemm(tiled_mma, rAs(_, _, s), tCrB(_, _, 0, t + g.b_tiles), acc[j]);
-            tiled_mma.accumulate_ = GMMA::ScaleOut::One;
-            gemm(tiled_mma, rAx(_, _, s), tCrB(_, _, 0, t + 2 * g.b_tiles), acc[j]);
-          }
-          gemm(tiled_mma, rA(_, _, s), tCrB(_, _, 0, t), acc[j]);
+      for (int kr = 0; kr < KR; ++kr) {
+        Acc& a = acc[((u - kr) % kAcc + kAcc) % kAcc];  // output plane i - kr
+        const auto t = kr * k_steps + kstep;
+        tiled_mma.accumulate_ = (kr == 0 && kstep == 0) ? GMMA::ScaleOut::Zero : GMMA::ScaleOut::One;
+        if constexpr (Cfg::kSplit3x) {  // small terms first; small*small dropped
+          gemm(tiled_mma, rA[2](_, _, s), tCrB(_, _, 0, t + b_tiles), a);
+          tiled_mma.accumulate_ = GMMA::ScaleOut::One;
+          gemm(tiled_mma, rA[1](_, _, s), tCrB(_, _, 0, t + 2 * b_tiles), a);
         }
+        gemm(tiled_mma, rA[0](_, _, s), tCrB(_, _, 0, t), a);
       }
     }
     warpgroup_commit_batch();
     CUTE_UNROLL
-    for (int j = 0; j < Cfg::kMaxKR; ++j) warpgroup_fence_operand(acc[j]);
+    for (int j = 0; j < kAcc; ++j) warpgroup_fence_operand(acc[j]);
   };
 
-  for (int i = i_begin; i < i_end; ++i) {
-    const int next = i + Cfg::kPrefetch;  // lands in the slot of plane i - 2
-    if constexpr (Ring::kAsync) {
-      if (next < i_end) ring.load_async(tid, next - i_begin, (next - i_begin) % Cfg::kSlots);
-      cp_async_fence();
-      cp_async_wait<Cfg::kPrefetch>();
+  // Output plane d (complete in `a`) plus the bias into the running min (and argmin).
+  auto fold = [&](Acc& a, int d) __attribute__((always_inline)) {
+    warpgroup_fence_operand(a);
+    if (track_argmin) {
+      CUTE_UNROLL
+      for (int v = 0; v < kVals; ++v) {
+        const float val = a(v) + sBias[get<1>(tCcC(v))], m = tCrMin(v);
+        const bool take = min_takes(val, m);
+        tCrMin(v) = take ? val : m;
+        tCrArg(v) = take ? d : tCrArg(v);
+      }
     } else {
-      if (next < i_end) ring.fetch(tid, next - i_begin);
+      CUTE_UNROLL
+      for (int v = 0; v < kVals; ++v) tCrMin(v) = min_nan(tCrMin(v), a(v) + sBias[get<1>(tCcC(v))]);
+    }
+  };
+
+  // Plane i = i_begin + u (mod kSlots). kFast: K is one chunk. The last step of a period and
+  // every step of the partial last period (kTail) retire all wgmmas before they fold: ptxas
+  // serializes every wgmma of the kernel when a wgmma group is still in flight across the
+  // loop's back edge or a skipped step (C7514).
+  auto step = [&](auto u_c, int i, auto fast_c, auto tail_c) __attribute__((always_inline)) {
+    constexpr int u = decltype(u_c)::value;
+    constexpr bool kFast = decltype(fast_c)::value;
+    constexpr bool kTail = decltype(tail_c)::value;
+    const int next = i + kPrefetch;  // lands in the slot of plane i - 2
+    Element* next_slot = ring.slot((u + kPrefetch) % kSlots);
+    if constexpr (Ring::kAsync) {
+      if (next < i_end) ring.load_async(tid, src_next, next_slot);
+      cp_async_fence();
+      cp_async_wait<kPrefetch>();
+    } else {
+      if (next < i_end) ring.fetch(tid, src_next);
     }
     __syncthreads();  // plane i is in its slot for every thread
 
-    const char* slot = a_thread + sizeof(Element) * ((i - i_begin) % Cfg::kSlots) * g.plane_stride;
-    const int i_mod = i % p.k_r;
-    for (int c = 0; c < g.chunks; c += 2) {
-      warpgroup_wait<1>();  // the group two back, which read buffer 0, is done
-      gather(tCrA, tCrAx, tCrAs, slot, c);
-      issue(tCrA, tCrAx, tCrAs, i_mod, c);
-      if (c + 1 < g.chunks) {
-        warpgroup_wait<1>();
-        gather(tCrA1, tCrAx1, tCrAs1, slot, c + 1);
-        issue(tCrA1, tCrAx1, tCrAs1, i_mod, c + 1);
+    const char* slot = planes + u * slot_bytes;
+    FragA* rA = tCrA[u % kABuf];
+    const int d_fold = i - KR;                 // completed by plane i - 1
+    Acc& a_fold = acc[(u + 1) % kAcc];         // = (u - KR) mod kAcc
+    if constexpr (kFast) {
+      if constexpr (kABuf == 1) warpgroup_wait<0>();  // the buffer's last reader is done
+      gather_fast(rA, slot);
+      issue(rA, u_c, 0, Int<kChunk>{});
+      if constexpr (kTail || u == kSlots - 1) warpgroup_wait<0>();
+      else if constexpr (kABuf == 2) warpgroup_wait<1>();  // plane i - 1 is done
+      if (d_fold >= d_begin) fold(a_fold, d_fold);
+    } else {
+      // Chunk by chunk, each group retired before the next gather: a wgmma group in flight
+      // across this run-time loop makes ptxas serialize every wgmma of the kernel (C7515).
+      warpgroup_wait<0>();
+      if (d_fold >= d_begin) fold(a_fold, d_fold);
+      for (int c = 0; c < g.chunks; ++c) {
+        gather_chunk(tCrA[0], slot, c);
+        issue(tCrA[0], u_c, c * kChunk, g.k_steps);
+        warpgroup_wait<0>();
       }
     }
-    warpgroup_wait<0>();
+    if (next < i_end) {
+      if constexpr (!Ring::kAsync) ring.store(tid, src_next, next_slot);  // read 2 barriers later
+      src_next += p.xs_r;
+    }
+  };
 
-    // Output plane d = i - (k_r - 1) is complete: fold it (plus the bias) into the min.
-    const int d = i - (p.k_r - 1);
-    if (d >= d_begin) {
-      const int j_done = d % p.k_r;
-      CUTE_UNROLL
-      for (int j = 0; j < Cfg::kMaxKR; ++j) {
-        if (j == j_done) {
-          CUTE_UNROLL
-          for (int v = 0; v < kVals; ++v) {
-            const float val = acc[j](v) + bias_of[v], m = tCrMin(v);
-            const bool take = min_takes(val, m);
-            tCrMin(v) = take ? val : m;
-            if (track_argmin) tCrArg(v) = take ? d : tCrArg(v);
-          }
-        }
-      }
+  auto run = [&](auto fast_c) __attribute__((always_inline)) {
+    int i0 = i_begin;
+    for (; i0 + kSlots <= i_end; i0 += kSlots) {
+      [&]<int... U>(cute::integer_sequence<int, U...>) __attribute__((always_inline)) {
+        (step(Int<U>{}, i0 + U, fast_c, cute::false_type{}), ...);
+      }(cute::make_integer_sequence<int, kSlots>{});
     }
-    if constexpr (!Ring::kAsync) {  // read kPrefetch planes later, after two barriers
-      if (next < i_end) ring.store(tid, next - i_begin, (next - i_begin) % Cfg::kSlots);
-    }
-  }
+    [&]<int... U>(cute::integer_sequence<int, U...>) __attribute__((always_inline)) {
+      ((i0 + U < i_end ? step(Int<U>{}, i0 + U, fast_c, cute::true_type{}) : void()), ...);
+    }(cute::make_integer_sequence<int, kSlots>{});
+  };
+  run(cute::bool_constant<Cfg::kOneChunk>{});
+  warpgroup_wait<0>();
   cp_async_wait<0>();
+  {  // the last output plane, in the accumulator of its position in the period
+    const int d_last = d_end - 1;
+    const int j_last = (d_last - i_begin) % kAcc;
+    CUTE_UNROLL
+    for (int j = 0; j < kAcc; ++j)
+      if (j == j_last) fold(acc[j], d_last);
+  }
 
   // ---- cluster: rank 0 merges the partial (min, argmin) of ranks 1.. in order -----------
   if (g.r_split > 1) {

@@ -1,10 +1,11 @@
 #pragma once
 // Host-side planning and launch of the Hopper kernel for one precision mode: picks the
 // accumulator width N (the smallest multiple of 8 that holds C_out, up to 32) and checks
-// what the kernel covers: k_r <= 3 (rolling accumulators), k_q <= 5 (footprint pitch),
+// what the kernel covers: k_r <= 3 (one instantiation each), k_q <= 5 (footprint pitch),
 // the shared-memory budget and the grid size.
 #include <climits>
 
+#include "cuda/hopper/wgmma_entry.h"
 #include "cuda/hopper/wgmma_kernel.cuh"
 
 namespace fusedconv::fused::hopper {
@@ -24,8 +25,9 @@ template <class Cfg>
 Fit plan_config(const Params& p, int max_smem_bytes, WgGeometry* g) {
   if (p.c_out > Cfg::kN) return Fit::kTooManyChannels;
   if (p.c_in > 4096 || p.k_p > 64) return Fit::kSharedMemory;  // keeps int geometry small
-  if (p.k_r > Cfg::kMaxKR || p.k_q > Cfg::kMaxKQ) return Fit::kSharedMemory;
+  if (p.k_r != Cfg::kKR || p.k_q > Cfg::kMaxKQ) return Fit::kSharedMemory;
   *g = make_wg_geometry<Cfg>(p, resident_ctas<Cfg>());
+  if ((g->chunks == 1) != Cfg::kOneChunk) return Fit::kSharedMemory;  // with_config picks it
   if (g->smem_bytes > max_smem_bytes) return Fit::kSharedMemory;
   if (g->b_tiles * Cfg::kWeightCopies > 4096) return Fit::kSharedMemory;  // SmemLayoutB's tiles
   if (1LL * p.batch * g->tiles_p * g->tiles_q * g->r_split > INT_MAX) return Fit::kGridSize;
@@ -63,35 +65,59 @@ cudaError_t launch_config(const Params& p, const WgGeometry& g, cudaStream_t str
   return cudaLaunchKernelEx(&config, kernel, p, g);
 }
 
-// Element, operand type and split of one mode; N from C_out.
-template <class Element, class ValA, bool kSplit3x>
-struct ModeKernels {
-  template <int N>
-  using Cfg = WgmmaConfig<Element, ValA, N, kSplit3x>;
+// Element type, wgmma operand type and split of a precision mode.
+template <Mode kMode> struct ModeTypes;
+template <> struct ModeTypes<Mode::kTF32> {
+  using Element = float; using ValA = cutlass::tfloat32_t; static constexpr bool kSplit3x = false;
+};
+template <> struct ModeTypes<Mode::k3xTF32> {
+  using Element = float; using ValA = cutlass::tfloat32_t; static constexpr bool kSplit3x = true;
+};
+template <> struct ModeTypes<Mode::kBF16> {
+  using Element = cutlass::bfloat16_t; using ValA = cutlass::bfloat16_t; static constexpr bool kSplit3x = false;
+};
+template <> struct ModeTypes<Mode::kFP16> {
+  using Element = cutlass::half_t; using ValA = cutlass::half_t; static constexpr bool kSplit3x = false;
+};
+
+// The kernels of one mode and width N: the unrolling from k_r, the A addressing from K.
+template <Mode kMode, int N>
+struct WidthKernels {
+  using T = ModeTypes<kMode>;
+  template <int KR, bool kOneChunk>
+  using Cfg = WgmmaConfig<typename T::Element, typename T::ValA, N, KR, T::kSplit3x, kOneChunk>;
+
+  template <bool kOneChunk, class F>
+  static auto with_kr(int k_r, F&& f) {
+    if (k_r <= 1) return f(Cfg<1, kOneChunk>{});
+    if (k_r == 2) return f(Cfg<2, kOneChunk>{});
+    return f(Cfg<3, kOneChunk>{});  // plan_config rejects k_r > 3
+  }
 
   template <class F>
-  static auto with_config(int c_out, F&& f) {
-    if (c_out <= 8) return f(Cfg<8>{});
-    if (c_out <= 16) return f(Cfg<16>{});
-    if (c_out <= 24) return f(Cfg<24>{});
-    return f(Cfg<32>{});
-  }
-
-  static Fit plan(const Params& p, int max_smem_bytes) {
-    return with_config(p.c_out, [&](auto cfg) {
-      WgGeometry g;
-      return plan_config<decltype(cfg)>(p, max_smem_bytes, &g);
-    });
-  }
-
-  static cudaError_t launch(const Params& p, int max_smem_bytes, cudaStream_t stream) {
-    return with_config(p.c_out, [&](auto cfg) {
-      using C = decltype(cfg);
-      WgGeometry g;
-      if (plan_config<C>(p, max_smem_bytes, &g) != Fit::kOk) return cudaErrorInvalidValue;
-      return launch_config<C>(p, g, stream);
-    });
+  static auto with_config(const Params& p, F&& f) {
+    using Any = Cfg<1, true>;  // the chunk size does not depend on k_r or the path
+    const bool one_chunk = p.c_in * p.k_p * p.k_q <= Any::kBlockK * Any::kChunk;
+    return one_chunk ? with_kr<true>(p.k_r, f) : with_kr<false>(p.k_r, f);
   }
 };
+
+template <Mode kMode, int N>
+Fit plan_width(const Params& p, int max_smem_bytes) {
+  return WidthKernels<kMode, N>::with_config(p, [&](auto cfg) {
+    WgGeometry g;
+    return plan_config<decltype(cfg)>(p, max_smem_bytes, &g);
+  });
+}
+
+template <Mode kMode, int N>
+cudaError_t launch_width(const Params& p, int max_smem_bytes, cudaStream_t stream) {
+  return WidthKernels<kMode, N>::with_config(p, [&](auto cfg) {
+    using C = decltype(cfg);
+    WgGeometry g;
+    if (plan_config<C>(p, max_smem_bytes, &g) != Fit::kOk) return cudaErrorInvalidValue;
+    return launch_config<C>(p, g, stream);
+  });
+}
 
 }  // namespace fusedconv::fused::hopper
