@@ -91,15 +91,17 @@ fi
 
 # ---- Nsight Compute: stall reasons and throughput of the wgmma kernel --------------------
 if [ -n "${PROFILE:-}" ] && command -v ncu > /dev/null; then
+  # The tensor-pipe metric names differ between ncu versions: record what this one offers.
+  ncu --query-metrics 2>/dev/null | grep -iE "tensor|gmma" | cut -c1-160 | sed 's/^/metric: /' > "$OUT/ncu.txt"
   for shape in 128,3,24,24,32,32,3 1,3,24,24,32,32,3; do
     timeout 120 ncu --kernel-name regex:conv_min_softmax --launch-skip 1 --launch-count 3 \
       --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
       --section SchedulerStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
-      --metrics sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_tensor_op_gmma.sum,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active \
+      --metrics sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_hmma_type_hmma_hgmma_qgmma_cycles_active.avg.pct_of_peak_sustained_active,sm__ops_path_tensor_src_tf32_dst_fp32.sum,sm__ops_path_tensor_src_bf16_dst_fp32.sum,sm__inst_executed_pipe_tensor_op_gmma.sum,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active \
       python3 .ci/profile_case.py "$shape" high,highest,bf16 >> "$OUT/ncu.txt" 2>&1
   done
   note "ncu: rc $? after $(elapsed) s"
-  grep -E "^  [a-z_]+.*conv_min_softmax|gmma|inst_executed|warps_active|Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Stall|Issue Slots Busy|Warp Cycles Per Issued|Theoretical Occupancy|Block Limit" "$OUT/ncu.txt" | cut -c1-150 | head -80 >> "$SUMMARY"
+  grep -E "^  [a-z_]+.*conv_min_softmax|gmma|pipe_tensor|ops_path_tensor|inst_executed|warps_active|Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Stall|Issue Slots Busy|Warp Cycles Per Issued|Theoretical Occupancy|Block Limit" "$OUT/ncu.txt" | grep -v "^metric: " | cut -c1-150 | head -80 >> "$SUMMARY"
 elif [ -n "${PROFILE:-}" ]; then note "ncu: not found"; fi
 
 # ---- benchmarks and the main job -----------------------------------------------------------
