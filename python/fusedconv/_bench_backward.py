@@ -110,7 +110,7 @@ def run_backward_bench(shape, dtype=torch.float32, device="cuda", repeats=50, di
     return rows
 
 
-def check_backward_againsteager_forward(shape, dtype=torch.float32, device="cuda", dim=2):
+def check_backward_against_eager(shape, dtype=torch.float32, device="cuda", dim=2):
     """Relative errors of fusedconv's (dx, dW, db) vs eager autograd in float64:
     [(max-abs error / max-abs value, 2-norm of the error / 2-norm of the value)] per gradient.
     With millions of min columns a few near-ties resolve differently in float32 than in
@@ -140,7 +140,7 @@ if __name__ == "__main__":
     args = parser.parse_args()
     shape = tuple(int(v) for v in args.shape.split(","))
     dtype = getattr(torch, args.dtype)
-    print("rel err (dx, dW, db) vs float64:", check_backward_againsteager_forward(shape, dtype, args.device, args.dim))
+    print("rel err (dx, dW, db) vs float64:", check_backward_against_eager(shape, dtype, args.device, args.dim))
     rows = run_backward_bench(shape, dtype, args.device, args.repeats, args.dim)
     base = rows[0][1]
     for name, us, mb in rows:

@@ -269,13 +269,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     }
   };
 
-  // Plane i = i_begin + u (mod kSlots). kFast: K is one chunk. The last step of a period and
+  // Plane i = i_begin + u (mod kSlots). The last step of a period and
   // every step of the partial last period (kTail) retire all wgmmas before they fold: ptxas
   // serializes every wgmma of the kernel when a wgmma group is still in flight across the
   // loop's back edge or a skipped step (C7514).
-  auto step = [&](auto u_c, int i, auto fast_c, auto tail_c) __attribute__((always_inline)) {
+  auto step = [&](auto u_c, int i, auto tail_c) __attribute__((always_inline)) {
     constexpr int u = decltype(u_c)::value;
-    constexpr bool kFast = decltype(fast_c)::value;
     constexpr bool kTail = decltype(tail_c)::value;
     const int next = i + kPrefetch;  // lands in the slot of plane i - 2
     Element* next_slot = ring.slot((u + kPrefetch) % kSlots);
@@ -292,7 +291,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     FragA* rA = tCrA[u % kABuf];
     const int d_fold = i - KR;                 // completed by plane i - 1
     Acc& a_fold = acc[(u + 1) % kAcc];         // = (u - KR) mod kAcc
-    if constexpr (kFast) {
+    if constexpr (Cfg::kOneChunk) {
       if constexpr (kABuf == 1) warpgroup_wait<0>();  // the buffer's last reader is done
       gather_fast(rA, slot);
       issue(rA, u_c, 0, Int<kChunk>{});
@@ -316,18 +315,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     }
   };
 
-  auto run = [&](auto fast_c) __attribute__((always_inline)) {
+  {  // the plane loop: whole periods of kSlots planes, then the partial last one
     int i0 = i_begin;
     for (; i0 + kSlots <= i_end; i0 += kSlots) {
       [&]<int... U>(cute::integer_sequence<int, U...>) __attribute__((always_inline)) {
-        (step(Int<U>{}, i0 + U, fast_c, cute::false_type{}), ...);
+        (step(Int<U>{}, i0 + U, cute::false_type{}), ...);
       }(cute::make_integer_sequence<int, kSlots>{});
     }
     [&]<int... U>(cute::integer_sequence<int, U...>) __attribute__((always_inline)) {
-      ((i0 + U < i_end ? step(Int<U>{}, i0 + U, fast_c, cute::true_type{}) : void()), ...);
+      ((i0 + U < i_end ? step(Int<U>{}, i0 + U, cute::true_type{}) : void()), ...);
     }(cute::make_integer_sequence<int, kSlots>{});
-  };
-  run(cute::bool_constant<Cfg::kOneChunk>{});
+  }
   warpgroup_wait<0>();
   cp_async_wait<0>();
   {  // the last output plane, in the accumulator of its position in the period
