@@ -1,8 +1,8 @@
 #pragma once
-// Host-side planning and launch of the Hopper kernel for one precision mode: picks the
-// accumulator width N (the smallest multiple of 8 that holds C_out, up to 32) and checks
-// what the kernel covers: k_r <= 3 (one instantiation each), k_q <= 5 (footprint pitch),
-// the shared-memory budget and the grid size.
+// Host-side planning and launch of the Hopper kernel for one precision mode and accumulator
+// width N (wgmma_dispatch.cu picks N from C_out): picks the instantiation for k_r and for
+// K in one chunk or not, and checks what the kernel covers: k_r <= 3, k_q <= 5 (footprint
+// pitch), the shared-memory budget and the grid size.
 #include <climits>
 
 #include "cuda/hopper/wgmma_entry.h"
