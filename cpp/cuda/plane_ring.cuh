@@ -14,6 +14,8 @@ struct PlaneRing {
   static constexpr bool kAsync = sizeof(Element) == 4;
   static constexpr int kStaged = 8;  // 16-bit elements per thread held in registers
   static constexpr int kOwn = 4;     // source offsets per thread kept in registers
+  // Elements a slot must hold at least: load_async writes the first kOwn per thread always.
+  static constexpr int kMinSlotElems = kAsync ? kOwn * kThreads : 0;
 
   const Element* xb;     // x at (b, c = 0, r = 0, p0, q0)
   int64_t xs_r;          // element stride along R
@@ -61,15 +63,16 @@ struct PlaneRing {
   __device__ const Element* plane(int r) const { return xb + int64_t(r) * xs_r; }
 
   // 32-bit: asynchronous copy of the plane at src_plane into dst (the caller fences, waits).
+  // The first kOwn elements of each thread are copied without a branch: past `elems` they
+  // zero-fill the zero channel and the slot's padding (kMinSlotElems), which nobody reads
+  // while the slot is loading.
   __device__ void load_async(int tid, const Element* src_plane, Element* dst) const {
     auto copy = [&](int i, const Element* src, bool inside) {
       cute::SM80_CP_ASYNC_CACHEALWAYS_ZFILL<uint32_t>::copy(
           *reinterpret_cast<const uint32_t*>(src), *reinterpret_cast<uint32_t*>(dst + i), inside);
     };
     CUTE_UNROLL
-    for (int j = 0; j < kOwn; ++j) {
-      if (own_valid & (1u << j)) copy(tid + j * kThreads, src_plane + own[j], own_inside & (1u << j));
-    }
+    for (int j = 0; j < kOwn; ++j) copy(tid + j * kThreads, src_plane + own[j], own_inside & (1u << j));
     for (int i = tid + kOwn * kThreads; i < elems; i += kThreads) {
       const int64_t off = sSrc[i];
       copy(i, src_plane + (off >= 0 ? off : 0), off >= 0);

@@ -12,6 +12,7 @@
 
 #include "cuda/fused_config.cuh"  // round_up
 #include "cuda/fused_params.h"
+#include "cuda/plane_ring.cuh"
 
 namespace fusedconv::fused::hopper {
 
@@ -63,7 +64,9 @@ struct WgmmaConfig {
   static constexpr int kWeightCopies = kSplit3x ? 3 : 1;  // big, cross, small
   // CTAs per SM the register budget must allow (65536 / (128 * kMinBlocks) registers).
   static constexpr int kMinBlocks = (kSplit3x || kN > 24) ? 2 : (kN > 8 ? 3 : 4);
-  static constexpr int kMaxSplit = 8;       // portable cluster size
+  // Largest R split (cluster size). Measured on the H200 (B=1 reference, TF32): 10.4 µs at
+  // 4, 12.1 at 8 (each CTA reads k_r - 1 extra planes; more, shorter CTAs cost more).
+  static constexpr int kMaxSplit = 4;
   // B in shared memory: canonical K-major, no swizzle; (N, BK) per tile, tiles (kr, k-step)
   // one after another. The tile mode is large and static; only the used tiles exist.
   using SmemLayoutB = decltype(cute::tile_to_shape(
@@ -89,21 +92,24 @@ struct WgGeometry {
   int off_koff, off_bias, off_src, off_planes, off_red, smem_bytes;
 };
 
-// resident_ctas: CTAs the device holds at once (SMs x CTAs per SM). Small batches split R
-// over a cluster of up to 8 CTAs so that the grid fills the device (at most one wave).
+// sm_count: the device's SMs. Small batches split R over a cluster of up to kMaxSplit CTAs
+// while the grid stays within one CTA per SM (measured on the H200 for B = 1..8: grids of
+// 64-128 CTAs beat both fewer, longer CTAs and a full wave of three per SM).
 template <class Cfg>
-CUTE_HOST_DEVICE WgGeometry make_wg_geometry(const Params& p, int resident_ctas) {
+CUTE_HOST_DEVICE WgGeometry make_wg_geometry(const Params& p, int sm_count) {
   WgGeometry g{};
   g.tiles_p = (p.p_out + Cfg::kTileP - 1) / Cfg::kTileP;
   g.tiles_q = (p.q_out + Cfg::kTileQ - 1) / Cfg::kTileQ;
   const long long tiles = 1LL * p.batch * g.tiles_p * g.tiles_q;
-  const long long fill = tiles > 0 ? resident_ctas / tiles : 1;
+  const long long fill = tiles > 0 ? sm_count / tiles : 1;
   g.r_split = int(fill < 1 ? 1 : (fill > Cfg::kMaxSplit ? Cfg::kMaxSplit : fill));
   if (g.r_split > p.r_out) g.r_split = p.r_out;
   g.r_chunk = (p.r_out + g.r_split - 1) / g.r_split;
   g.r_split = (p.r_out + g.r_chunk - 1) / g.r_chunk;  // no CTA without output planes
   g.foot_p = Cfg::kTileP + p.k_p - 1;
   g.plane_stride = round_up((p.c_in + 1) * g.foot_p * Cfg::kRowPitch, 8);
+  constexpr int kMinSlot = PlaneRing<typename Cfg::Element, Cfg::kThreads>::kMinSlotElems;
+  if (g.plane_stride < kMinSlot) g.plane_stride = kMinSlot;
   g.k_plane = p.c_in * p.k_p * p.k_q;
   // k-steps padded to whole chunks (zero weights, zero-channel A): no branch around a wgmma.
   g.chunks = (g.k_plane + Cfg::kBlockK * Cfg::kChunk - 1) / (Cfg::kBlockK * Cfg::kChunk);
@@ -115,9 +121,10 @@ CUTE_HOST_DEVICE WgGeometry make_wg_geometry(const Params& p, int resident_ctas)
   g.off_koff = round_up(weight_bytes, 128);
   g.off_bias = g.off_koff + round_up(g.k_steps * Cfg::kBlockK * int(sizeof(int)), 16);
   g.off_src = g.off_bias + round_up(Cfg::kN * int(sizeof(float)), 16);
-  // footprint sources (C_in*foot_p*pitch) and weight offsets per k (k_steps*BK), int64 each
-  g.off_planes = g.off_src + round_up((p.c_in * g.foot_p * Cfg::kRowPitch + g.k_steps * Cfg::kBlockK) *
-                                             int(sizeof(int64_t)), 16);
+  // footprint sources (C_in*foot_p*pitch) and weight offsets per (kr, k) (k_r*k_steps*BK),
+  // int64 each
+  g.off_planes = g.off_src + round_up((p.c_in * g.foot_p * Cfg::kRowPitch +
+                                      Cfg::kKR * g.k_steps * Cfg::kBlockK) * int(sizeof(int64_t)), 16);
   g.off_red = g.off_planes +
               round_up(Cfg::kSlots * g.plane_stride * int(sizeof(typename Cfg::Element)), 16);
   // Cluster reduction: each CTA's (min, argmin) fragments, read by rank 0 through DSMEM.

@@ -92,49 +92,66 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
 
   // ---- weights: B tiles in the canonical K-major layout ---------------------------------
   Tensor sB = make_tensor(make_smem_ptr(sW), typename Cfg::SmemLayoutB{});  // (N,BK,tiles)
+  // The bias load joins the weights' round trip to global memory.
+  const float bias_n = (tid < Cfg::kN && bias != nullptr && tid < p.c_out) ? float(bias[tid * p.bs_n]) : 0.0f;
   {
-    // Per k of a plane: its byte offset in a ring slot (padded k reads the all-zero channel
-    // C_in) and its element offset in the weight (-1 when padded). The only run-time
-    // divisions of the prologue happen here, once per k.
-    int64_t* sWoff = sSrc + ring.elems;  // (k_steps*BK), after the footprint sources
-    for (int k = tid; k < g.k_steps * BK; k += Cfg::kThreads) {
+    // Row kk = kr * k_slice + k of B (k_slice = k_steps * BK, padded): its element offset in
+    // the weight (-1 when padded); per k of a plane also its byte offset in a ring slot
+    // (padded k reads the all-zero channel C_in). The prologue's only run-time divisions.
+    const int k_slice = g.k_steps * BK;
+    int64_t* sWoff = sSrc + ring.elems;  // (KR * k_slice), after the footprint sources
+    for (int kk = tid; kk < KR * k_slice; kk += Cfg::kThreads) {
+      const int kr = kk / k_slice, k = kk - kr * k_slice;
       const int kpq = p.k_p * p.k_q;
       const int c = k / kpq, kp = (k % kpq) / p.k_q, kq = k % p.k_q;
       const bool real = k < g.k_plane;
-      sKoff[k] = int(sizeof(Element)) * (real ? c * foot_pq + kp * kPitch + kq : p.c_in * foot_pq);
-      sWoff[k] = real ? c * p.ws_c + kp * p.ws_p + kq * p.ws_q : int64_t(-1);
+      if (kr == 0) sKoff[k] = int(sizeof(Element)) * (real ? c * foot_pq + kp * kPitch + kq : p.c_in * foot_pq);
+      sWoff[kk] = real ? kr * p.ws_r + c * p.ws_c + kp * p.ws_p + kq * p.ws_q : int64_t(-1);
     }
     __syncthreads();
-    // B tile (kr, k-step) holds W[n, kr, k] for the k-step's BK values of k; zero past C_out
-    // and past K. Index math by compile-time constants only; kBatch loads in flight.
-    const int per_slice = g.k_steps * BK * Cfg::kN;  // elements of one kr slice
-    constexpr int kBatch = 8;
+    // Each thread owns fixed (n, column) pairs of the B tiles and walks the tiles: one
+    // shared-memory offset load, one global load and one store per element, consecutive
+    // threads on consecutive k (coalesced for a contiguous weight), and kBatch tiles of all
+    // its pairs in flight (all of B for C_in * k_p * k_q <= 32 and k_r = 3) per round trip.
+    constexpr int kPairs = Cfg::kN * BK;
+    constexpr int kOwn = (kPairs + Cfg::kThreads - 1) / Cfg::kThreads;  // pairs per thread
+    constexpr int kBatch = 12;                                           // tiles per round
+    const Element* w_n[kOwn];
+    int col[kOwn], n_of[kOwn];
+    bool live[kOwn];
     CUTE_UNROLL
-    for (int kr = 0; kr < KR; ++kr) {
-      const Element* w_kr = w + kr * p.ws_r;
-      for (int e0 = tid; e0 < per_slice; e0 += kBatch * Cfg::kThreads) {
-        float vals[kBatch];
+    for (int j = 0; j < kOwn; ++j) {
+      const int q = tid + j * Cfg::kThreads;
+      n_of[j] = q / BK, col[j] = q % BK;
+      live[j] = q < kPairs && n_of[j] < p.c_out;
+      w_n[j] = w + n_of[j] * p.ws_n;
+    }
+    for (int t0 = 0; t0 < g.b_tiles; t0 += kBatch) {
+      float vals[kOwn][kBatch];
+      CUTE_UNROLL
+      for (int j = 0; j < kOwn; ++j) {
         CUTE_UNROLL
         for (int u = 0; u < kBatch; ++u) {
-          const int e = e0 + u * Cfg::kThreads;  // = k * N + n
-          const int n = e % Cfg::kN, k = e / Cfg::kN;
-          const int64_t off = e < per_slice && n < p.c_out ? sWoff[k] : int64_t(-1);
-          vals[u] = off >= 0 ? float(w_kr[n * p.ws_n + off]) : 0.0f;
+          const int t = t0 + u;
+          const int64_t off = (live[j] && t < g.b_tiles) ? sWoff[t * BK + col[j]] : int64_t(-1);
+          vals[j][u] = off >= 0 ? float(w_n[j][off]) : 0.0f;
         }
+      }
+      CUTE_UNROLL
+      for (int j = 0; j < kOwn; ++j) {
+        if (tid + j * Cfg::kThreads >= kPairs) break;
         CUTE_UNROLL
         for (int u = 0; u < kBatch; ++u) {
-          const int e = e0 + u * Cfg::kThreads;
-          if (e >= per_slice) break;
-          const int n = e % Cfg::kN, k = e / Cfg::kN;
-          const int t = kr * g.k_steps + k / BK;
+          const int t = t0 + u;
+          if (t >= g.b_tiles) break;
           if constexpr (Cfg::kSplit3x) {
             cutlass::tfloat32_t big, cross, small;
-            split_tf32(vals[u], big, cross, small);
-            sB(n, k % BK, t) = big;
-            sB(n, k % BK, t + g.b_tiles) = cross;
-            sB(n, k % BK, t + 2 * g.b_tiles) = small;
+            split_tf32(vals[j][u], big, cross, small);
+            sB(n_of[j], col[j], t) = big;
+            sB(n_of[j], col[j], t + g.b_tiles) = cross;
+            sB(n_of[j], col[j], t + 2 * g.b_tiles) = small;
           } else {
-            sB(n, k % BK, t) = ValA(vals[u]);
+            sB(n_of[j], col[j], t) = ValA(vals[j][u]);
           }
         }
       }
@@ -172,11 +189,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
 
   // The bias per channel in shared memory: registers are the scarce resource here.
   float* sBias = reinterpret_cast<float*>(smem + g.off_bias);  // (N)
-  if (tid < Cfg::kN) sBias[tid] = (bias != nullptr && tid < p.c_out) ? float(bias[tid * p.bs_n]) : 0.0f;
+  if (tid < Cfg::kN) sBias[tid] = bias_n;
+  // With a finite bias, min over R of (conv + bias) = (min over R of conv) + bias exactly
+  // (rounding is monotone), so the inference fold leaves the bias to the epilogue. The
+  // argmin fold (torch.min's first index among rounded ties) and an infinite bias (inf - inf
+  // is NaN per plane) add it per plane.
   const bool track_argmin = p.argmin != nullptr;
+  const bool bias_per_plane = __syncthreads_or(!isfinite(bias_n)) || track_argmin;
   fill(tCrMin, INFINITY);
   fill(tCrArg, 0);
-  __syncthreads();  // weights, k offsets and zero channels are in place
+  // (the barrier above: weights, k offsets and zero channels are in place)
 
   // Fast path: this thread's A byte offsets in a ring slot for the one chunk, in registers.
   int a_off[kChunk][kValsA];
@@ -252,10 +274,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     for (int j = 0; j < kAcc; ++j) warpgroup_fence_operand(acc[j]);
   };
 
-  // Output plane d (complete in `a`) plus the bias into the running min (and argmin).
+  // Output plane d (complete in `a`), plus the bias when bias_per_plane, into the running
+  // min (and argmin).
   auto fold = [&](Acc& a, int d) __attribute__((always_inline)) {
     warpgroup_fence_operand(a);
-    if (track_argmin) {
+    if (bias_per_plane) {
       CUTE_UNROLL
       for (int v = 0; v < kVals; ++v) {
         const float val = a(v) + sBias[get<1>(tCcC(v))], m = tCrMin(v);
@@ -265,7 +288,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       }
     } else {
       CUTE_UNROLL
-      for (int v = 0; v < kVals; ++v) tCrMin(v) = min_nan(tCrMin(v), a(v) + sBias[get<1>(tCcC(v))]);
+      for (int v = 0; v < kVals; ++v) tCrMin(v) = min_nan(tCrMin(v), a(v));
     }
   };
 
@@ -365,7 +388,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   }
 
   // ---- epilogue: softmax over the channels of each position (one quad holds a row) ------
-  // Values v and v^1 are columns 2t, 2t+1 of one row; v / 2 % 2 picks row g or g + 8.
+  // Values v and v^1 are columns 2t, 2t+1 of one row; v / 2 % 2 picks row g or g + 8. All
+  // of a thread's values lie in one output row pp (rows g and g + 8 of the warp's 16).
+  if (!bias_per_plane) {
+    CUTE_UNROLL
+    for (int v = 0; v < kVals; ++v) tCrMin(v) += sBias[get<1>(tCcC(v))];
+  }
   float row_max[2] = {-INFINITY, -INFINITY};
   CUTE_UNROLL
   for (int v = 0; v < kVals; ++v)
@@ -381,21 +409,30 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     tCrMin(v) = e;
     if (get<1>(tCcC(v)) < p.c_out) row_sum[(v / 2) % 2] += e;
   }
+  float row_inv[2];
   CUTE_UNROLL
-  for (int h = 0; h < 2; ++h)
+  for (int h = 0; h < 2; ++h) {
     for (int off = 1; off <= 2; off <<= 1)
       row_sum[h] += __shfl_xor_sync(0xffffffffu, row_sum[h], off);
+    row_inv[h] = 1.0f / row_sum[h];
+  }
 
-  Element* y = static_cast<Element*>(p.y);
+  // y at this thread's first (n, pp, qq); every value is a static channel / row offset away.
+  const int mC0 = get<0>(tCcC(0)), nC0 = get<1>(tCcC(0));  // row g: g + 8 < kTileQ
+  const int pp = p0 + mC0 / kTileQ, qq0 = q0 + mC0 % kTileQ;
   const int64_t plane_out = int64_t(p.p_out) * p.q_out;
-  CUTE_UNROLL
-  for (int v = 0; v < kVals; ++v) {
-    const int m = get<0>(tCcC(v)), n = get<1>(tCcC(v));
-    const int pp = p0 + m / kTileQ, qq = q0 + m % kTileQ;
-    if (n < p.c_out && pp < p.p_out && qq < p.q_out) {
-      const int64_t off = (int64_t(b) * p.c_out + n) * plane_out + int64_t(pp) * p.q_out + qq;
-      y[off] = Element(tCrMin(v) / row_sum[(v / 2) % 2]);
-      if (track_argmin) p.argmin[off] = tCrArg(v);
+  const int64_t off0 = (int64_t(b) * p.c_out + nC0) * plane_out + int64_t(pp) * p.q_out + qq0;
+  Element* y = static_cast<Element*>(p.y) + off0;
+  int32_t* arg = track_argmin ? p.argmin + off0 : nullptr;
+  if (pp < p.p_out) {
+    CUTE_UNROLL
+    for (int v = 0; v < kVals; ++v) {
+      const int dm = get<0>(tCcC(v)) - mC0, n = get<1>(tCcC(v));
+      if (n < p.c_out && qq0 + dm < p.q_out) {
+        const int64_t off = (n - nC0) * plane_out + dm;
+        y[off] = Element(tCrMin(v) * row_inv[(v / 2) % 2]);
+        if (track_argmin) arg[off] = tCrArg(v);
+      }
     }
   }
 #endif

@@ -10,15 +10,14 @@
 
 namespace fusedconv::fused::hopper {
 
-// CTAs the current device holds at once for this configuration (a host query, no sync).
-template <class Cfg>
-int resident_ctas() {
+// The current device's SM count (a host query, no sync).
+inline int sm_count() {
   int device = 0, sms = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||
       cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
     return 0;
   }
-  return sms * Cfg::kMinBlocks;
+  return sms;
 }
 
 template <class Cfg>
@@ -26,7 +25,7 @@ Fit plan_config(const Params& p, int max_smem_bytes, WgGeometry* g) {
   if (p.c_out > Cfg::kN) return Fit::kTooManyChannels;
   if (p.c_in > 4096 || p.k_p > 64) return Fit::kSharedMemory;  // keeps int geometry small
   if (p.k_r != Cfg::kKR || p.k_q > Cfg::kMaxKQ) return Fit::kSharedMemory;
-  *g = make_wg_geometry<Cfg>(p, resident_ctas<Cfg>());
+  *g = make_wg_geometry<Cfg>(p, sm_count());
   if ((g->chunks == 1) != Cfg::kOneChunk) return Fit::kSharedMemory;  // with_config picks it
   if (g->smem_bytes > max_smem_bytes) return Fit::kSharedMemory;
   if (g->b_tiles * Cfg::kWeightCopies > 4096) return Fit::kSharedMemory;  // SmemLayoutB's tiles

@@ -1,0 +1,36 @@
+# Copies the Hopper kernel and config into DIR (argument) with the ablation switches (LAB_*)
+# patched in; kernel_lab.cu compiled with -I DIR before -I cpp then times the patched kernel.
+# Each switch removes one part of the kernel (results are then wrong, only the time counts).
+import os
+import sys
+out = sys.argv[1]
+os.makedirs(f'{out}/cuda/hopper', exist_ok=True)
+s = open('cpp/cuda/hopper/wgmma_kernel.cuh').read()
+def rep(a, b):
+    global s
+    assert s.count(a) == 1, a
+    s = s.replace(a, b)
+rep("        gemm(tiled_mma, rA[0](_, _, s), tCrB(_, _, 0, t), a);\n",
+    "#if !LAB_NOWG\n        gemm(tiled_mma, rA[0](_, _, s), tCrB(_, _, 0, t), a);\n#endif\n")
+rep("      if (next < i_end) ring.load_async(tid, src_next, next_slot);",
+    "      if (!LAB_NOLOAD && next < i_end) ring.load_async(tid, src_next, next_slot);")
+rep("        put(rA, v, s, *reinterpret_cast<const Element*>(slot + a_off[s][v] + a_row_bytes(v, s)));",
+    "        put(rA, v, s, LAB_NOGATHER ? __int_as_float(a_off[s][v] + v) : *reinterpret_cast<const Element*>(slot + a_off[s][v] + a_row_bytes(v, s)));")
+rep("      if (d_fold >= d_begin) fold(a_fold, d_fold);\n    } else {",
+    "      if (!LAB_NOFOLD && d_fold >= d_begin) fold(a_fold, d_fold);\n    } else {")
+rep("    __syncthreads();  // plane i is in its slot for every thread\n",
+    "    if (!LAB_NOSYNC) __syncthreads();  // plane i is in its slot for every thread\n")
+rep("    for (int t0 = 0; t0 < g.b_tiles; t0 += kBatch) {",
+    "    for (int t0 = 0; t0 < (LAB_NOWEIGHTS ? 0 : g.b_tiles); t0 += kBatch) {")
+defs = "".join(f"#ifndef LAB_{n}\n#define LAB_{n} 0\n#endif\n" for n in
+               ["NOWG", "NOLOAD", "NOGATHER", "NOFOLD", "NOSYNC", "NOWEIGHTS"])
+s = s.replace("#include <cooperative_groups.h>", defs + "#include <cooperative_groups.h>", 1)
+open(f'{out}/cuda/hopper/wgmma_kernel.cuh', 'w').write(s)
+c = open('cpp/cuda/hopper/wgmma_config.cuh').read()
+a = "  static constexpr int kMinBlocks = (kSplit3x || kN > 24) ? 2 : (kN > 8 ? 3 : 4);"
+assert a in c
+c = c.replace(a, "#ifdef LAB_MINB\n  static constexpr int kMinBlocks = LAB_MINB;\n#else\n" + a + "\n#endif")
+a = "  static constexpr int kTileP = 4, kTileQ = 16;\n  static constexpr int kRowPitch = 20;      // footprint row pitch: k_q <= 5\n"
+assert a in c
+c = c.replace(a, "#ifdef LAB_TILEP\n  static constexpr int kTileP = LAB_TILEP, kTileQ = 64 / LAB_TILEP, kRowPitch = kTileQ + 4;\n#else\n" + a + "#endif\n")
+open(f'{out}/cuda/hopper/wgmma_config.cuh', 'w').write(c)

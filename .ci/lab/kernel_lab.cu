@@ -1,0 +1,135 @@
+// Standalone timing of one float32 wgmma kernel configuration (device experiments, not
+// shipped; .ci/lab/run.sh builds and runs it). Configuration by macros: LAB_N, LAB_KR,
+// LAB_ONE (K in one chunk), LAB_3X; ablations by ablate.py's LAB_* switches.
+// Run: ./lab B C_in C_out D H W k_r k_p k_q [check]   (dim 2, contiguous, random inputs)
+// Environment: LAB_RESIDENT (SMs the R split may fill), LAB_SMEM (pad shared memory).
+// "check" compares batch index 0 with a float64 reference on the host (max relative error
+// per element, denominators floored at 1e-3).
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "cuda/hopper/wgmma_launch.cuh"
+
+using namespace fusedconv::fused;
+using namespace fusedconv::fused::hopper;
+
+#ifndef LAB_N
+#define LAB_N 24
+#endif
+#ifndef LAB_KR
+#define LAB_KR 3
+#endif
+#ifndef LAB_ONE
+#define LAB_ONE 1
+#endif
+#ifndef LAB_3X
+#define LAB_3X 0
+#endif
+using Cfg = WgmmaConfig<float, cutlass::tfloat32_t, LAB_N, LAB_KR, bool(LAB_3X), bool(LAB_ONE)>;
+
+#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("CUDA %s at %d\n", cudaGetErrorString(e), __LINE__); exit(1); } } while (0)
+
+int main(int argc, char** argv) {
+  if (argc < 10) { printf("usage: B C_in C_out D H W k_r k_p k_q [check]\n"); return 1; }
+  int a[9];
+  for (int i = 0; i < 9; ++i) a[i] = atoi(argv[i + 1]);
+  const bool check = argc > 10;
+  Params p{};
+  p.batch = a[0]; p.c_in = a[1]; p.c_out = a[2];
+  p.r_in = a[3]; p.p_in = a[4]; p.q_in = a[5];
+  p.k_r = a[6]; p.k_p = a[7]; p.k_q = a[8];
+  p.r_out = p.r_in - p.k_r + 1; p.p_out = p.p_in - p.k_p + 1; p.q_out = p.q_in - p.k_q + 1;
+  p.xs_q = 1; p.xs_p = p.q_in; p.xs_r = int64_t(p.p_in) * p.q_in; p.xs_c = p.xs_r * p.r_in;
+  p.xs_b = p.xs_c * p.c_in;
+  p.ws_q = 1; p.ws_p = p.k_q; p.ws_r = p.k_p * p.k_q; p.ws_c = p.ws_r * p.k_r; p.ws_n = p.ws_c * p.c_in;
+  p.bs_n = 1;
+  const size_t nx = size_t(p.xs_b) * p.batch, nw = size_t(p.ws_n) * p.c_out;
+  const size_t ny = size_t(p.batch) * p.c_out * p.p_out * p.q_out;
+  const int rot = std::max<size_t>(1, std::min<size_t>(16, (200u << 20) / (nx * 4) + 1));
+
+  std::mt19937 gen(1);
+  std::normal_distribution<float> nd;
+  std::vector<float> hx(nx), hw(nw), hb(p.c_out);
+  for (auto& v : hx) v = nd(gen);
+  for (auto& v : hw) v = nd(gen) * 0.2f;
+  for (auto& v : hb) v = nd(gen) * 0.1f;
+  std::vector<float*> dx(rot);
+  for (int r = 0; r < rot; ++r) {
+    CK(cudaMalloc(&dx[r], nx * 4));
+    CK(cudaMemcpy(dx[r], hx.data(), nx * 4, cudaMemcpyHostToDevice));
+  }
+  float *dw, *db, *dy;
+  CK(cudaMalloc(&dw, nw * 4)); CK(cudaMalloc(&db, p.c_out * 4)); CK(cudaMalloc(&dy, ny * 4));
+  CK(cudaMemcpy(dw, hw.data(), nw * 4, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(db, hb.data(), p.c_out * 4, cudaMemcpyHostToDevice));
+  p.weight = dw; p.bias = db; p.y = dy; p.argmin = nullptr;
+
+  int sms = 0;
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const char* res = getenv("LAB_RESIDENT");
+  WgGeometry g = make_wg_geometry<Cfg>(p, res && *res ? atoi(res) : sms);
+  if (const char* sm = getenv("LAB_SMEM")) g.smem_bytes = std::max(g.smem_bytes, atoi(sm));
+  if (g.chunks != 1 && LAB_ONE) { printf("K does not fit one chunk\n"); return 1; }
+  cudaFuncAttributes fa;
+  CK(cudaFuncGetAttributes(&fa, wgmma_conv_min_softmax_kernel<Cfg>));
+  cudaStream_t st;
+  CK(cudaStreamCreate(&st));
+  auto launch = [&](int r) { p.x = dx[r % rot]; CK(launch_config<Cfg>(p, g, st)); };
+  for (int i = 0; i < 20; ++i) launch(i);
+  CK(cudaStreamSynchronize(st));
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
+  std::vector<float> ts;
+  for (int rep = 0; rep < 7; ++rep) {
+    const int n = 40;
+    CK(cudaEventRecord(e0, st));
+    for (int i = 0; i < n; ++i) launch(i);
+    CK(cudaEventRecord(e1, st));
+    CK(cudaEventSynchronize(e1));
+    float ms; CK(cudaEventElapsedTime(&ms, e0, e1));
+    ts.push_back(ms * 1000.f / n);
+  }
+  std::sort(ts.begin(), ts.end());
+  double err = -1;
+  if (check) {  // float64 reference for batch index 0
+    p.x = dx[0];
+    CK(launch_config<Cfg>(p, g, st));
+    std::vector<float> hy(ny);
+    CK(cudaMemcpy(hy.data(), dy, ny * 4, cudaMemcpyDeviceToHost));
+    double worst = 0;
+    const int po = p.p_out, qo = p.q_out;
+    for (int pp = 0; pp < po; ++pp)
+      for (int qq = 0; qq < qo; ++qq) {
+        std::vector<double> mn(p.c_out, INFINITY);
+        for (int n = 0; n < p.c_out; ++n)
+          for (int d = 0; d < p.r_out; ++d) {
+            double s = hb[n];
+            for (int c = 0; c < p.c_in; ++c)
+              for (int kr = 0; kr < p.k_r; ++kr)
+                for (int kp = 0; kp < p.k_p; ++kp)
+                  for (int kq = 0; kq < p.k_q; ++kq)
+                    s += double(hw[n * p.ws_n + c * p.ws_c + kr * p.ws_r + kp * p.ws_p + kq]) *
+                         hx[c * p.xs_c + (d + kr) * p.xs_r + (pp + kp) * p.xs_p + qq + kq];
+            mn[n] = std::min(mn[n], s);
+          }
+        double mx = -INFINITY, sum = 0;
+        for (double v : mn) mx = std::max(mx, v);
+        for (double v : mn) sum += std::exp(v - mx);
+        for (int n = 0; n < p.c_out; ++n) {
+          const double ref = std::exp(mn[n] - mx) / sum;
+          const double got = hy[(size_t(n) * po + pp) * qo + qq];
+          worst = std::max(worst, std::abs(got - ref) / std::max(std::abs(ref), 1e-3));
+        }
+      }
+    err = worst;
+  }
+  printf("LAB %-12s rs%d shape %d,%d,%d,%d,%d,%d,%d,%d,%d  regs %3d spill %4d B smem %6d grid %7d  median %8.2f us  min %8.2f  err %.2e\n",
+         LAB_NAME, g.r_split, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], fa.numRegs,
+         int(fa.localSizeBytes), g.smem_bytes, p.batch * g.tiles_p * g.tiles_q * g.r_split,
+         ts[ts.size() / 2], ts[0], err);
+  return 0;
+}

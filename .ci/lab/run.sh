@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Kernel lab on the GPU machine: compiles one Hopper kernel configuration per variant with
+# nvcc (in parallel), then times each alone (kernel_lab.cu: CUDA events, median of 7 x 40
+# launches over ~200 MB of rotating inputs). Variants are ablations (ablate.py) and
+# configuration overrides; the split sweep sets LAB_RESIDENT (SMs the R split may fill).
+#   bash .ci/lab/run.sh                 # ablation table + B=1 split sweep + checks
+#   VARIANTS="base: x3:-DLAB_3X=1" bash .ci/lab/run.sh
+set -u
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-/tmp/lab-out}; mkdir -p "$OUT"
+python3 -m pip install -q --no-deps .whl/nvidia_cutlass-*.whl 2>&1 | tail -1
+INC=$(python3 -c "import cutlass_library, os; print(os.path.dirname(cutlass_library.__file__))")/source/include
+SRC=/tmp/lab/src; BIN=/tmp/lab/bin; mkdir -p "$BIN"
+python3 .ci/lab/ablate.py "$SRC"
+ONLY="-DLAB_NOLOAD=1 -DLAB_NOGATHER=1 -DLAB_NOFOLD=1 -DLAB_NOSYNC=1"
+VARIANTS=${VARIANTS:-"base: nowg:-DLAB_NOWG=1 noload:-DLAB_NOLOAD=1 nogather:-DLAB_NOGATHER=1
+  nofold:-DLAB_NOFOLD=1 nosync:-DLAB_NOSYNC=1 noweights:-DLAB_NOWEIGHTS=1 onlywg:${ONLY// /,}
+  nothing:${ONLY// /,},-DLAB_NOWG=1,-DLAB_NOWEIGHTS=1 minb4:-DLAB_MINB=4 x3:-DLAB_3X=1
+  t2x32:-DLAB_TILEP=2 n32m3:-DLAB_N=32,-DLAB_MINB=3"}
+for v in $VARIANTS; do
+  name=${v%%:*}; flags=${v#*:}
+  nvcc -std=c++20 -DCUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED -gencode=arch=compute_90a,code=sm_90a \
+    --expt-relaxed-constexpr -O3 -Xptxas=-v -I "$SRC" -I cpp -I "$INC" -DLAB_NAME="\"$name\"" ${flags//,/ } \
+    .ci/lab/kernel_lab.cu -o "$BIN/$name" > "$BIN/$name.log" 2>&1 || echo "BUILD FAIL $name" &
+done
+wait
+REF="128 3 24 24 32 32 3 3 3"; B1="1 3 24 24 32 32 3 3 3"
+{
+  for v in $VARIANTS; do "$BIN/${v%%:*}" $REF; done
+  "$BIN/base" $REF check
+  for r in 16 32 64 128; do LAB_RESIDENT=$r "$BIN/base" $B1; done
+  "$BIN/base" $B1 check
+  "$BIN/base" 128 3 24 3 32 32 3 3 3
+} 2>&1 | tee "$OUT/lab.txt"
