@@ -157,6 +157,24 @@ def test_nan_and_inf_follow_eager(mode, dim):
     assert err <= MODES[mode][2] * 10
 
 
+@pytest.mark.parametrize("mode", ["highest", "high", "bf16"])
+def test_infinite_bias_follows_eager(mode):
+    # The inference fold adds a finite bias once after the min; an infinite one must still
+    # meet every plane's conv value (a +inf conv plus a -inf bias is NaN in that plane, and
+    # the min is then NaN, as in eager; adding it after the min would give -inf).
+    dtype = MODES[mode][0]
+    x, w, b = make_inputs((2, 3, 24, 9, 10, 11, 3, 3, 3), device="cuda", dtype=dtype)
+    x[0, 1, 4, 5, 6] = float("inf")
+    x[1, 0, 2, 3, 3] = float("-inf")
+    b[0], b[17] = float("-inf"), float("-inf")  # (+inf would make every softmax NaN)
+    y, path = _run(mode, x, w, b, 2)
+    assert path == _expected_path(mode, w, 2)
+    expected = reference(x.cpu(), w.cpu(), b.cpu(), 2)
+    assert torch.isnan(expected).any() and not torch.isnan(expected).all()
+    err = assert_nonfinite_match(y, expected)
+    assert err <= MODES[mode][2] * 10
+
+
 def test_deterministic_and_graph_safe():
     x, w, b = make_inputs((4, 3, 24, 10, 17, 15, 3, 3, 3), device="cuda")
     first, _ = _run("highest", x, w, b, 2)

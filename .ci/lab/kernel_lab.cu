@@ -2,7 +2,8 @@
 // shipped; .ci/lab/run.sh builds and runs it). Configuration by macros: LAB_N, LAB_KR,
 // LAB_ONE (K in one chunk), LAB_3X; ablations by ablate.py's LAB_* switches.
 // Run: ./lab B C_in C_out D H W k_r k_p k_q [check]   (dim 2, contiguous, random inputs)
-// Environment: LAB_RESIDENT (SMs the R split may fill), LAB_SMEM (pad shared memory).
+// Environment: LAB_RESIDENT (SMs the R split may fill), LAB_SMEM (pad shared memory),
+// LAB_NOPAIRS (16-bit: the register-staged ring instead of cp.async by pairs).
 // "check" compares batch index 0 with a float64 reference on the host (max relative error
 // per element, denominators floored at 1e-3).
 #include <cstdio>
@@ -29,7 +30,23 @@ using namespace fusedconv::fused::hopper;
 #ifndef LAB_3X
 #define LAB_3X 0
 #endif
+#ifndef LAB_BF16
+#define LAB_BF16 0
+#endif
+#if LAB_BF16
+using Elem = cutlass::bfloat16_t;
+using Cfg = WgmmaConfig<Elem, Elem, LAB_N, LAB_KR, false, bool(LAB_ONE)>;
+#else
+using Elem = float;
 using Cfg = WgmmaConfig<float, cutlass::tfloat32_t, LAB_N, LAB_KR, bool(LAB_3X), bool(LAB_ONE)>;
+#endif
+constexpr size_t kES = sizeof(Elem);
+// Host data in the element type; the float copies hold the same (rounded) values.
+static std::vector<Elem> to_elem(std::vector<float>& v) {
+  std::vector<Elem> e(v.size());
+  for (size_t i = 0; i < v.size(); ++i) { e[i] = Elem(v[i]); v[i] = float(e[i]); }
+  return e;
+}
 
 #define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("CUDA %s at %d\n", cudaGetErrorString(e), __LINE__); exit(1); } } while (0)
 
@@ -57,15 +74,16 @@ int main(int argc, char** argv) {
   for (auto& v : hx) v = nd(gen);
   for (auto& v : hw) v = nd(gen) * 0.2f;
   for (auto& v : hb) v = nd(gen) * 0.1f;
-  std::vector<float*> dx(rot);
+  const std::vector<Elem> ex = to_elem(hx), ew = to_elem(hw), eb = to_elem(hb);
+  std::vector<Elem*> dx(rot);
   for (int r = 0; r < rot; ++r) {
-    CK(cudaMalloc(&dx[r], nx * 4));
-    CK(cudaMemcpy(dx[r], hx.data(), nx * 4, cudaMemcpyHostToDevice));
+    CK(cudaMalloc(&dx[r], nx * kES));
+    CK(cudaMemcpy(dx[r], ex.data(), nx * kES, cudaMemcpyHostToDevice));
   }
-  float *dw, *db, *dy;
-  CK(cudaMalloc(&dw, nw * 4)); CK(cudaMalloc(&db, p.c_out * 4)); CK(cudaMalloc(&dy, ny * 4));
-  CK(cudaMemcpy(dw, hw.data(), nw * 4, cudaMemcpyHostToDevice));
-  CK(cudaMemcpy(db, hb.data(), p.c_out * 4, cudaMemcpyHostToDevice));
+  Elem *dw, *db, *dy;
+  CK(cudaMalloc(&dw, nw * kES)); CK(cudaMalloc(&db, p.c_out * kES)); CK(cudaMalloc(&dy, ny * kES));
+  CK(cudaMemcpy(dw, ew.data(), nw * kES, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(db, eb.data(), p.c_out * kES, cudaMemcpyHostToDevice));
   p.weight = dw; p.bias = db; p.y = dy; p.argmin = nullptr;
 
   int sms = 0;
@@ -73,6 +91,7 @@ int main(int argc, char** argv) {
   const char* res = getenv("LAB_RESIDENT");
   WgGeometry g = make_wg_geometry<Cfg>(p, res && *res ? atoi(res) : sms);
   if (const char* sm = getenv("LAB_SMEM")) g.smem_bytes = std::max(g.smem_bytes, atoi(sm));
+  if (getenv("LAB_NOPAIRS")) g.pairs = 0;
   if (g.chunks != 1 && LAB_ONE) { printf("K does not fit one chunk\n"); return 1; }
   cudaFuncAttributes fa;
   CK(cudaFuncGetAttributes(&fa, wgmma_conv_min_softmax_kernel<Cfg>));
@@ -98,8 +117,8 @@ int main(int argc, char** argv) {
   if (check) {  // float64 reference for batch index 0
     p.x = dx[0];
     CK(launch_config<Cfg>(p, g, st));
-    std::vector<float> hy(ny);
-    CK(cudaMemcpy(hy.data(), dy, ny * 4, cudaMemcpyDeviceToHost));
+    std::vector<Elem> hy(ny);
+    CK(cudaMemcpy(hy.data(), dy, ny * kES, cudaMemcpyDeviceToHost));
     double worst = 0;
     const int po = p.p_out, qo = p.q_out;
     for (int pp = 0; pp < po; ++pp)
@@ -121,14 +140,14 @@ int main(int argc, char** argv) {
         for (double v : mn) sum += std::exp(v - mx);
         for (int n = 0; n < p.c_out; ++n) {
           const double ref = std::exp(mn[n] - mx) / sum;
-          const double got = hy[(size_t(n) * po + pp) * qo + qq];
+          const double got = float(hy[(size_t(n) * po + pp) * qo + qq]);
           worst = std::max(worst, std::abs(got - ref) / std::max(std::abs(ref), 1e-3));
         }
       }
     err = worst;
   }
-  printf("LAB %-12s rs%d shape %d,%d,%d,%d,%d,%d,%d,%d,%d  regs %3d spill %4d B smem %6d grid %7d  median %8.2f us  min %8.2f  err %.2e\n",
-         LAB_NAME, g.r_split, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], fa.numRegs,
+  printf("LAB %-12s rs%d pairs%d shape %d,%d,%d,%d,%d,%d,%d,%d,%d  regs %3d spill %4d B smem %6d grid %7d  median %8.2f us  min %8.2f  err %.2e\n",
+         LAB_NAME, g.r_split, g.pairs, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], fa.numRegs,
          int(fa.localSizeBytes), g.smem_bytes, p.batch * g.tiles_p * g.tiles_q * g.r_split,
          ts[ts.size() / 2], ts[0], err);
   return 0;

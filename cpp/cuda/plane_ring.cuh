@@ -2,9 +2,12 @@
 // Input planes of one CTA's footprint, streamed along R into a ring of shared-memory slots.
 // Slot layout: (C_in + 1 channels, foot_p rows, pitch columns); the extra channel stays zero
 // and is where padded k reads. Elements outside x are zero-filled.
-// 32-bit elements use cp.async (4 B, zero-fill); 16-bit ones go through registers, split in
-// fetch (issue the global loads) and store (write the slot) so that their latency hides
-// behind the caller's MMAs.
+// 32-bit elements use cp.async (4 B, zero-fill). 16-bit ones use cp.async by 4-byte pairs
+// when x's rows allow it (`pairs`: unit stride along Q, even element strides and Q extent, a
+// 4-byte aligned base, so that a pair lies wholly inside or wholly outside x); otherwise
+// they go through registers, split in fetch (issue the global loads) and store (write the
+// slot) so that their latency hides behind the caller's MMAs.
+#include <cute/arch/copy_sm80.hpp>
 #include <cute/tensor.hpp>
 
 namespace fusedconv::fused {
@@ -14,20 +17,23 @@ struct PlaneRing {
   static constexpr bool kAsync = sizeof(Element) == 4;
   static constexpr int kStaged = 8;  // 16-bit elements per thread held in registers
   static constexpr int kOwn = 4;     // source offsets per thread kept in registers
-  // Elements a slot must hold at least: load_async writes the first kOwn per thread always.
-  static constexpr int kMinSlotElems = kAsync ? kOwn * kThreads : 0;
+  // Elements a slot must hold at least: load_async and load_pairs write the first kOwn
+  // elements (pairs) of each thread always.
+  static constexpr int kMinSlotElems = kOwn * kThreads * (kAsync ? 1 : 2);
 
   const Element* xb;     // x at (b, c = 0, r = 0, p0, q0)
   int64_t xs_r;          // element stride along R
   const int64_t* sSrc;   // (C_in * foot_p * pitch) source offsets, -1 outside x
   Element* sPlanes;      // (slots, plane_stride)
   int plane_stride;      // elements per slot
-  int elems;             // C_in * foot_p * pitch: loaded elements per plane
-  // This thread's first kOwn elements i = tid + j * kThreads: source offsets (0 outside x,
-  // where the copy zero-fills) and two bit masks, so that a copy costs no index math.
+  int elems;             // C_in * foot_p * pitch: loaded elements per plane (even)
+  bool pairs;            // 16-bit: copy by 4-byte pairs (set before init)
+  // This thread's first kOwn elements i = tid + j * kThreads (pairs: elements 2i, 2i + 1):
+  // source offsets (0 outside x, where the copy zero-fills) and bit masks, so that a copy
+  // costs no index math.
   int64_t own[kOwn];
-  uint32_t own_inside;   // bit j: element j lies inside x
-  uint32_t own_valid;    // bit j: i < elems
+  uint32_t own_inside;   // bit j: element (pair) j lies inside x
+  uint32_t own_valid;    // bit j: i < elems (pairs: i < elems / 2)
   Element staged[kStaged];
 
   // Source offsets of the footprint (c, ip, iq), the same for every plane: the index
@@ -35,24 +41,28 @@ struct PlaneRing {
   __device__ void init(int tid, int c_in, int foot_p, int pitch, int p_left, int q_left,
                        int64_t xs_c, int64_t xs_p, int64_t xs_q, int slots) {
     const int foot_pq = foot_p * pitch;
-    int64_t* src = const_cast<int64_t*>(sSrc);
-    for (int i = tid; i < elems; i += kThreads) {
+    auto source = [&](int i) {  // offset of footprint element i in a plane, -1 outside x
       const int c = i / foot_pq;
       const int rem = i - c * foot_pq;
       const int ip = rem / pitch;
       const int iq = rem - ip * pitch;
       const bool inside = ip < p_left && iq < q_left;
-      src[i] = inside ? c * xs_c + int64_t(ip) * xs_p + int64_t(iq) * xs_q : int64_t(-1);
-    }
+      return inside ? c * xs_c + int64_t(ip) * xs_p + int64_t(iq) * xs_q : int64_t(-1);
+    };
+    int64_t* src = const_cast<int64_t*>(sSrc);
+    for (int i = tid; i < elems; i += kThreads) src[i] = source(i);
     own_inside = 0;
     own_valid = 0;
+    const bool by_pairs = !kAsync && pairs;
+    const int units = by_pairs ? elems / 2 : elems;
     CUTE_UNROLL
     for (int j = 0; j < kOwn; ++j) {
       const int i = tid + j * kThreads;
-      const int64_t off = i < elems ? src[i] : int64_t(-1);  // written by this thread above
+      // (src[i] was written by this thread above; a pair's elements were not all)
+      const int64_t off = i >= units ? int64_t(-1) : by_pairs ? source(2 * i) : src[i];
       own[j] = off >= 0 ? off : 0;
       own_inside |= uint32_t(off >= 0) << j;
-      own_valid |= uint32_t(i < elems) << j;
+      own_valid |= uint32_t(i < units) << j;
     }
     for (int s = 0; s < slots; ++s)
       for (int i = tid; i < foot_pq; i += kThreads)
@@ -75,6 +85,21 @@ struct PlaneRing {
     for (int j = 0; j < kOwn; ++j) copy(tid + j * kThreads, src_plane + own[j], own_inside & (1u << j));
     for (int i = tid + kOwn * kThreads; i < elems; i += kThreads) {
       const int64_t off = sSrc[i];
+      copy(i, src_plane + (off >= 0 ? off : 0), off >= 0);
+    }
+  }
+
+  // 16-bit by pairs: asynchronous copy of the plane at src_plane into dst (the caller fences,
+  // waits); like load_async, the first kOwn pairs of each thread without a branch.
+  __device__ void load_pairs(int tid, const Element* src_plane, Element* dst) const {
+    auto copy = [&](int i, const Element* src, bool inside) {  // pair i: elements 2i, 2i + 1
+      cute::SM80_CP_ASYNC_CACHEALWAYS_ZFILL<uint32_t>::copy(
+          *reinterpret_cast<const uint32_t*>(src), *reinterpret_cast<uint32_t*>(dst + 2 * i), inside);
+    };
+    CUTE_UNROLL
+    for (int j = 0; j < kOwn; ++j) copy(tid + j * kThreads, src_plane + own[j], own_inside & (1u << j));
+    for (int i = tid + kOwn * kThreads; i < elems / 2; i += kThreads) {
+      const int64_t off = sSrc[2 * i];
       copy(i, src_plane + (off >= 0 ? off : 0), off >= 0);
     }
   }

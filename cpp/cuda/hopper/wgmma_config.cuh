@@ -89,6 +89,7 @@ struct WgGeometry {
   int b_tiles;           // k_r * k_steps B tiles per weight copy
   int r_split;           // CTAs (one cluster) that share one tile's output planes along R
   int r_chunk;           // output planes per CTA of a cluster: ceil(r_out / r_split)
+  int pairs;             // 16-bit x copied by 4-byte pairs (PlaneRing::pairs)
   int off_koff, off_bias, off_src, off_planes, off_red, smem_bytes;
 };
 
@@ -107,6 +108,13 @@ CUTE_HOST_DEVICE WgGeometry make_wg_geometry(const Params& p, int sm_count) {
   g.r_chunk = (p.r_out + g.r_split - 1) / g.r_split;
   g.r_split = (p.r_out + g.r_chunk - 1) / g.r_chunk;  // no CTA without output planes
   g.foot_p = Cfg::kTileP + p.k_p - 1;
+  // 16-bit footprint rows start at even elements (q0, the pitch and x's other strides are
+  // even) of a 4-byte aligned x with unit stride along Q, and an even Q extent keeps every
+  // pair wholly inside or outside x: cp.async by pairs.
+  using Element = typename Cfg::Element;
+  g.pairs = sizeof(Element) == 2 && p.xs_q == 1 && p.q_in % 2 == 0 &&
+            (p.xs_b | p.xs_c | p.xs_r | p.xs_p) % 2 == 0 && reinterpret_cast<uintptr_t>(p.x) % 4 == 0;
+  static_assert(Cfg::kRowPitch % 2 == 0 && Cfg::kTileQ % 2 == 0, "pairs need even rows");
   g.plane_stride = round_up((p.c_in + 1) * g.foot_p * Cfg::kRowPitch, 8);
   constexpr int kMinSlot = PlaneRing<typename Cfg::Element, Cfg::kThreads>::kMinSlotElems;
   if (g.plane_stride < kMinSlot) g.plane_stride = kMinSlot;

@@ -7,8 +7,8 @@
 // multiplied by the k_r weight slices W_kr into the accumulators of the k_r output planes
 // d = i - kr it feeds; plane d's accumulator starts from zero (ScaleOut::Zero) at kr = 0.
 // After plane i's wgmmas are issued, output plane i - k_r (completed by plane i - 1) is
-// folded with the bias into the running min and argmin while those wgmmas run: k_r + 1
-// accumulators rotate. The main loop is unrolled over the ring's kSlots planes, so every
+// folded into the running min (and argmin) while those wgmmas run: k_r + 1 accumulators
+// rotate. A finite bias is added once after the min (the epilogue), otherwise per plane. The main loop is unrolled over the ring's kSlots planes, so every
 // ring slot, accumulator, A buffer and B descriptor is a compile-time choice (ptxas
 // serializes the wgmmas when an accumulator is picked at run time).
 // A plane whose K fits one chunk (kChunk wgmma k-steps) takes the fast path: its A
@@ -18,6 +18,8 @@
 // r_chunk output planes (reading k_r - 1 planes more), and rank 0 merges the partial mins
 // in rank order through distributed shared memory, so torch.min's first-index rule holds.
 // The channel softmax runs in the epilogue within each thread quad (a row's kN channels).
+// The ring (plane_ring.cuh) copies 32-bit planes, and 16-bit ones whose rows allow 4-byte
+// pairs, with cp.async kPrefetch planes ahead; other 16-bit planes go through registers.
 #include <cooperative_groups.h>
 #include <cute/arch/cluster_sm90.hpp>
 #include <cute/arch/copy_sm80.hpp>
@@ -75,6 +77,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   ring.sPlanes = sPlanes;
   ring.plane_stride = g.plane_stride;
   ring.elems = p.c_in * foot_pq;
+  ring.pairs = g.pairs;
   ring.init(tid, p.c_in, g.foot_p, kPitch, p.p_in - p0, p.q_in - q0, p.xs_c, p.xs_p, p.xs_q,
             kSlots);
   __syncthreads();  // the source table is read by every thread below
@@ -84,6 +87,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   for (int s = 0; s < kPrefetch; ++s) {
     if (i_begin + s < i_end) {
       if constexpr (Ring::kAsync) ring.load_async(tid, ring.plane(s), ring.slot(s));
+      else if (ring.pairs) ring.load_pairs(tid, ring.plane(s), ring.slot(s));
       else ring.load_sync(tid, ring.plane(s), ring.slot(s));
     }
     cp_async_fence();
@@ -301,8 +305,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     constexpr bool kTail = decltype(tail_c)::value;
     const int next = i + kPrefetch;  // lands in the slot of plane i - 2
     Element* next_slot = ring.slot((u + kPrefetch) % kSlots);
-    if constexpr (Ring::kAsync) {
-      if (next < i_end) ring.load_async(tid, src_next, next_slot);
+    if (Ring::kAsync || ring.pairs) {
+      if (next < i_end) {
+        if constexpr (Ring::kAsync) ring.load_async(tid, src_next, next_slot);
+        else ring.load_pairs(tid, src_next, next_slot);
+      }
       cp_async_fence();
       cp_async_wait<kPrefetch>();
     } else {
@@ -333,7 +340,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       }
     }
     if (next < i_end) {
-      if constexpr (!Ring::kAsync) ring.store(tid, src_next, next_slot);  // read 2 barriers later
+      if (!Ring::kAsync && !ring.pairs) ring.store(tid, src_next, next_slot);  // read 2 barriers later
       src_next += p.xs_r;
     }
   };
