@@ -12,8 +12,8 @@ def rep(a, b):
     s = s.replace(a, b)
 rep("        gemm(tiled_mma, rA[0](_, _, s), tCrB(_, _, 0, t), a);\n",
     "#if !LAB_NOWG\n        gemm(tiled_mma, rA[0](_, _, s), tCrB(_, _, 0, t), a);\n#endif\n")
-rep("      if (next < i_end) {\n        if constexpr (Ring::kAsync)",
-    "      if (!LAB_NOLOAD && next < i_end) {\n        if constexpr (Ring::kAsync)")
+rep("      if (next < i_end) ring.load_async(tid, src_next, next_slot);",
+    "      if (!LAB_NOLOAD && next < i_end) ring.load_async(tid, src_next, next_slot);")
 rep("        put(rA, v, s, *reinterpret_cast<const Element*>(slot + a_off[s][v] + a_row_bytes(v, s)));",
     "        put(rA, v, s, LAB_NOGATHER ? Element(__int_as_float(a_off[s][v] + v)) : *reinterpret_cast<const Element*>(slot + a_off[s][v] + a_row_bytes(v, s)));")
 rep("      if (d_fold >= d_begin) fold(a_fold, d_fold);\n    } else {",

@@ -17,8 +17,8 @@ struct PlaneRing {
   static constexpr bool kAsync = sizeof(Element) == 4;
   static constexpr int kStaged = 8;  // 16-bit elements per thread held in registers
   static constexpr int kOwn = 4;     // source offsets per thread kept in registers
-  // Elements a slot must hold at least: load_async and load_pairs write the first kOwn
-  // elements (pairs) of each thread always.
+  // Elements a slot must hold at least: load_async writes the first kOwn units (elements or
+  // pairs) of each thread always.
   static constexpr int kMinSlotElems = kOwn * kThreads * (kAsync ? 1 : 2);
 
   const Element* xb;     // x at (b, c = 0, r = 0, p0, q0)
@@ -72,34 +72,20 @@ struct PlaneRing {
   __device__ Element* slot(int s) const { return sPlanes + s * plane_stride; }
   __device__ const Element* plane(int r) const { return xb + int64_t(r) * xs_r; }
 
-  // 32-bit: asynchronous copy of the plane at src_plane into dst (the caller fences, waits).
-  // The first kOwn elements of each thread are copied without a branch: past `elems` they
-  // zero-fill the zero channel and the slot's padding (kMinSlotElems), which nobody reads
-  // while the slot is loading.
+  // 32-bit, and 16-bit by pairs: asynchronous copy of the plane at src_plane into dst in
+  // 4-byte units (one element or a pair; the caller fences, waits). The first kOwn units of
+  // each thread are copied without a branch: past `elems` they zero-fill the zero channel
+  // and the slot's padding (kMinSlotElems), which nobody reads while the slot is loading.
   __device__ void load_async(int tid, const Element* src_plane, Element* dst) const {
-    auto copy = [&](int i, const Element* src, bool inside) {
+    constexpr int kUnit = 4 / int(sizeof(Element));  // elements per 4-byte copy
+    auto copy = [&](int i, const Element* src, bool inside) {  // unit i: elements kUnit * i..
       cute::SM80_CP_ASYNC_CACHEALWAYS_ZFILL<uint32_t>::copy(
-          *reinterpret_cast<const uint32_t*>(src), *reinterpret_cast<uint32_t*>(dst + i), inside);
+          *reinterpret_cast<const uint32_t*>(src), *reinterpret_cast<uint32_t*>(dst + kUnit * i), inside);
     };
     CUTE_UNROLL
     for (int j = 0; j < kOwn; ++j) copy(tid + j * kThreads, src_plane + own[j], own_inside & (1u << j));
-    for (int i = tid + kOwn * kThreads; i < elems; i += kThreads) {
-      const int64_t off = sSrc[i];
-      copy(i, src_plane + (off >= 0 ? off : 0), off >= 0);
-    }
-  }
-
-  // 16-bit by pairs: asynchronous copy of the plane at src_plane into dst (the caller fences,
-  // waits); like load_async, the first kOwn pairs of each thread without a branch.
-  __device__ void load_pairs(int tid, const Element* src_plane, Element* dst) const {
-    auto copy = [&](int i, const Element* src, bool inside) {  // pair i: elements 2i, 2i + 1
-      cute::SM80_CP_ASYNC_CACHEALWAYS_ZFILL<uint32_t>::copy(
-          *reinterpret_cast<const uint32_t*>(src), *reinterpret_cast<uint32_t*>(dst + 2 * i), inside);
-    };
-    CUTE_UNROLL
-    for (int j = 0; j < kOwn; ++j) copy(tid + j * kThreads, src_plane + own[j], own_inside & (1u << j));
-    for (int i = tid + kOwn * kThreads; i < elems / 2; i += kThreads) {
-      const int64_t off = sSrc[2 * i];
+    for (int i = tid + kOwn * kThreads; i < elems / kUnit; i += kThreads) {
+      const int64_t off = sSrc[kUnit * i];
       copy(i, src_plane + (off >= 0 ? off : 0), off >= 0);
     }
   }

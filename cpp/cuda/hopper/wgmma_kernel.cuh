@@ -86,8 +86,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   CUTE_UNROLL
   for (int s = 0; s < kPrefetch; ++s) {
     if (i_begin + s < i_end) {
-      if constexpr (Ring::kAsync) ring.load_async(tid, ring.plane(s), ring.slot(s));
-      else if (ring.pairs) ring.load_pairs(tid, ring.plane(s), ring.slot(s));
+      if (Ring::kAsync || ring.pairs) ring.load_async(tid, ring.plane(s), ring.slot(s));
       else ring.load_sync(tid, ring.plane(s), ring.slot(s));
     }
     cp_async_fence();
@@ -306,10 +305,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     const int next = i + kPrefetch;  // lands in the slot of plane i - 2
     Element* next_slot = ring.slot((u + kPrefetch) % kSlots);
     if (Ring::kAsync || ring.pairs) {
-      if (next < i_end) {
-        if constexpr (Ring::kAsync) ring.load_async(tid, src_next, next_slot);
-        else ring.load_pairs(tid, src_next, next_slot);
-      }
+      if (next < i_end) ring.load_async(tid, src_next, next_slot);
       cp_async_fence();
       cp_async_wait<kPrefetch>();
     } else {
