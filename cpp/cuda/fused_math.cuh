@@ -12,6 +12,13 @@ __device__ __forceinline__ float nan_max(float a, float b) { return (b > a || b 
 // minimum. Returns whether v replaces m (the caller updates the index with it).
 __device__ __forceinline__ bool min_takes(float v, float m) { return (m == m) && (v < m || v != v); }
 
+// One step of torch.min's running (min, index) under min_takes's rule.
+__device__ __forceinline__ void min_update(float& m, int& arg, float v, int idx) {
+  const bool take = min_takes(v, m);
+  m = take ? v : m;
+  arg = take ? idx : arg;
+}
+
 // NaN-propagating min in one instruction (min.NaN, sm_80+; CuTe and the CUDA math API have
 // no float version). For the min value alone: a signed-zero tie may give -0 for +0, which
 // the softmax maps to the same output; argmin tracking uses min_takes instead.

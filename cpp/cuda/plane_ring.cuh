@@ -69,6 +69,8 @@ struct PlaneRing {
         sPlanes[s * plane_stride + c_in * foot_pq + i] = Element(0.0f);
   }
 
+  // Whether planes go by cp.async (load_async) rather than through registers (fetch, store).
+  __device__ bool copies_async() const { return kAsync || pairs; }
   __device__ Element* slot(int s) const { return sPlanes + s * plane_stride; }
   __device__ const Element* plane(int r) const { return xb + int64_t(r) * xs_r; }
 

@@ -8,9 +8,10 @@
 // d = i - kr it feeds; plane d's accumulator starts from zero (ScaleOut::Zero) at kr = 0.
 // After plane i's wgmmas are issued, output plane i - k_r (completed by plane i - 1) is
 // folded into the running min (and argmin) while those wgmmas run: k_r + 1 accumulators
-// rotate. A finite bias is added once after the min (the epilogue), otherwise per plane. The main loop is unrolled over the ring's kSlots planes, so every
-// ring slot, accumulator, A buffer and B descriptor is a compile-time choice (ptxas
-// serializes the wgmmas when an accumulator is picked at run time).
+// rotate. A finite bias is added once after the min (the epilogue), otherwise per plane.
+// The main loop is unrolled over the ring's kSlots planes, so every ring slot,
+// accumulator, A buffer and B descriptor is a compile-time choice (ptxas serializes the
+// wgmmas when an accumulator is picked at run time).
 // A plane whose K fits one chunk (kChunk wgmma k-steps) takes the fast path: its A
 // addresses are registers computed once per CTA. Longer K goes chunk by chunk through the
 // k offset table in shared memory.
@@ -86,7 +87,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   CUTE_UNROLL
   for (int s = 0; s < kPrefetch; ++s) {
     if (i_begin + s < i_end) {
-      if (Ring::kAsync || ring.pairs) ring.load_async(tid, ring.plane(s), ring.slot(s));
+      if (ring.copies_async()) ring.load_async(tid, ring.plane(s), ring.slot(s));
       else ring.load_sync(tid, ring.plane(s), ring.slot(s));
     }
     cp_async_fence();
@@ -283,12 +284,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     warpgroup_fence_operand(a);
     if (bias_per_plane) {
       CUTE_UNROLL
-      for (int v = 0; v < kVals; ++v) {
-        const float val = a(v) + sBias[get<1>(tCcC(v))], m = tCrMin(v);
-        const bool take = min_takes(val, m);
-        tCrMin(v) = take ? val : m;
-        tCrArg(v) = take ? d : tCrArg(v);
-      }
+      for (int v = 0; v < kVals; ++v) min_update(tCrMin(v), tCrArg(v), a(v) + sBias[get<1>(tCcC(v))], d);
     } else {
       CUTE_UNROLL
       for (int v = 0; v < kVals; ++v) tCrMin(v) = min_nan(tCrMin(v), a(v));
@@ -304,7 +300,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     constexpr bool kTail = decltype(tail_c)::value;
     const int next = i + kPrefetch;  // lands in the slot of plane i - 2
     Element* next_slot = ring.slot((u + kPrefetch) % kSlots);
-    if (Ring::kAsync || ring.pairs) {
+    if (ring.copies_async()) {
       if (next < i_end) ring.load_async(tid, src_next, next_slot);
       cp_async_fence();
       cp_async_wait<kPrefetch>();
@@ -336,7 +332,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       }
     }
     if (next < i_end) {
-      if (!Ring::kAsync && !ring.pairs) ring.store(tid, src_next, next_slot);  // read 2 barriers later
+      if (!ring.copies_async()) ring.store(tid, src_next, next_slot);  // read 2 barriers later
       src_next += p.xs_r;
     }
   };
