@@ -6,7 +6,8 @@ import fusedconv  # noqa: F401
 torch.manual_seed(0)
 cases = [  # (B, C_in, C_out, D, H, W, kD, kH, kW)
     (2, 3, 5, 5, 7, 9, 3, 2, 3),
-    (1, 2, 37, 4, 5, 19, 2, 3, 1),
+    (1, 2, 37, 4, 5, 19, 2, 3, 1),  # wgmma: two channel groups, R split
+    (1, 9, 40, 5, 6, 18, 3, 3, 3),  # wgmma: K = 81 in pairs of chunks, two channel groups
 ]
 for shape in cases:
     bsz, cin, cout, d, h, w, kd, kh, kw = shape

@@ -17,7 +17,8 @@ pytestmark = pytest.mark.skipif(
 )
 
 # (B, C_in, C_out, D, H, W, kD, kH, kW): odd sizes, no tile multiples, non-cubic kernels,
-# both CTA configurations (C_out <= 32 and C_out up to 128), k from 1 to 5.
+# both CTA configurations (C_out <= 32 and C_out up to 128), k from 1 to 5; on the wgmma
+# kernel C_out > 32 splits the channels over a cluster, with and without an R split.
 SHAPES = [
     (2, 3, 24, 9, 13, 17, 3, 3, 3),
     (3, 1, 5, 7, 6, 11, 1, 2, 3),
@@ -30,6 +31,9 @@ SHAPES = [
     (1, 3, 32, 3, 140, 3, 1, 3, 2),
     # long R: several unrolled periods of the wgmma plane loop plus a partial one, k_r = 2
     (2, 3, 20, 31, 10, 18, 2, 3, 3),
+    # channel split: 2 groups of N = 24 with an R split of 4 (cluster of 8); 7 groups of 29
+    (1, 4, 48, 7, 9, 21, 3, 3, 3),
+    (2, 2, 200, 5, 8, 9, 3, 2, 3),
 ]
 SHAPE_IDS = ["x".join(map(str, s)) for s in SHAPES]
 
@@ -57,15 +61,16 @@ MAX_3XTF32_REDUCTION = 256
 
 
 # The sm_90a wgmma kernel (cpp/cuda/hopper/) runs on compute capability 9.0 devices (the
-# default build targets include 90a) for C_out <= 32, a kernel extent <= 3 along the reduced
-# axis and <= 5 along the last kept axis; everything else fused runs the mma.sync kernel.
+# default build targets include 90a) for C_out <= 256 (above 32 in channel groups of up to 32,
+# one CTA each), a kernel extent <= 3 along the reduced axis and <= 5 along the last kept
+# axis; everything else fused runs the mma.sync kernel (C_out <= 128).
 WGMMA_DEVICE = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 
 
 def _wgmma_fits(w, dim):
     k_r = w.shape[dim]
     k_q = w.shape[3] if dim == 4 else w.shape[4]
-    return w.shape[0] <= 32 and k_r <= 3 and k_q <= 5
+    return w.shape[0] <= 256 and k_r <= 3 and k_q <= 5
 
 
 def _expected_path(mode, w, dim=2):
@@ -73,8 +78,8 @@ def _expected_path(mode, w, dim=2):
         return "cuda-composite"
     path = MODES[mode][1]
     if WGMMA_DEVICE and _wgmma_fits(w, dim % 5):
-        path = path.replace("cuda-fused-", "cuda-wgmma-")
-    return path
+        return path.replace("cuda-fused-", "cuda-wgmma-")
+    return path if w.shape[0] <= 128 else "cuda-composite"
 
 
 def _check(mode, x, w, b, dim, expect_path=None):
@@ -206,12 +211,12 @@ def test_second_device():
 
 @pytest.mark.parametrize(
     "case",
-    ["float64", "c_out_129", "weight_too_big_for_smem"],
+    ["float64", "c_out_257", "weight_too_big_for_smem"],
 )
 def test_composite_fallback(case):
     shape = {
         "float64": (2, 3, 24, 6, 7, 8, 3, 3, 3),
-        "c_out_129": (1, 3, 129, 5, 6, 7, 3, 3, 3),
+        "c_out_257": (1, 3, 257, 5, 6, 7, 3, 3, 3),
         "weight_too_big_for_smem": (1, 64, 128, 6, 7, 8, 5, 5, 5),
     }[case]
     dtype = torch.float64 if case == "float64" else torch.float32
@@ -234,9 +239,11 @@ def test_empty_batch():
 
 
 @pytest.mark.skipif(not hasattr(torch.ops.fusedconv, "backward"), reason="no backward op")
-def test_argmin_through_backward():
-    """The backward pass reads the fused kernel's argmin: its gradients must match eager."""
-    x, w, b = make_inputs((2, 3, 24, 9, 10, 11, 3, 3, 3), device="cuda")
+@pytest.mark.parametrize("shape", [(2, 3, 24, 9, 10, 11, 3, 3, 3), (1, 3, 70, 9, 10, 11, 3, 3, 3)])
+def test_argmin_through_backward(shape):
+    """The backward pass reads the fused kernel's argmin: its gradients must match eager.
+    (C_out = 70: three channel groups, each with an R split, on the wgmma kernel.)"""
+    x, w, b = make_inputs(shape, device="cuda")
     for dim in (2, 3, 4):
         with float32_precision("highest"):
             assert torch.ops.fusedconv.kernel_path(x, w, b, dim) == _expected_path("highest", w, dim)

@@ -146,9 +146,9 @@ int main(int argc, char** argv) {
       }
     err = worst;
   }
-  printf("LAB %-12s rs%d pairs%d shape %d,%d,%d,%d,%d,%d,%d,%d,%d  regs %3d spill %4d B smem %6d grid %7d  median %8.2f us  min %8.2f  err %.2e\n",
-         LAB_NAME, g.r_split, g.pairs, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], fa.numRegs,
-         int(fa.localSizeBytes), g.smem_bytes, p.batch * g.tiles_p * g.tiles_q * g.r_split,
+  printf("LAB %-12s ns%d rs%d pairs%d shape %d,%d,%d,%d,%d,%d,%d,%d,%d  regs %3d spill %4d B smem %6d grid %7d  median %8.2f us  min %8.2f  err %.2e\n",
+         LAB_NAME, g.n_split, g.r_split, g.pairs, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], fa.numRegs,
+         int(fa.localSizeBytes), g.smem_bytes, p.batch * g.tiles_p * g.tiles_q * g.n_split * g.r_split,
          ts[ts.size() / 2], ts[0], err);
   return 0;
 }

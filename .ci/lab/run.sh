@@ -5,6 +5,7 @@
 # configuration overrides; the split sweep sets LAB_RESIDENT (SMs the R split may fill).
 #   bash .ci/lab/run.sh                 # ablation table + B=1 split sweep + checks
 #   VARIANTS="base: x3:-DLAB_3X=1" bash .ci/lab/run.sh
+#   VARIANTS="n32:-DLAB_N=32,-DLAB_ONE=0" RUNS="n32 16 16 64 16 64 64 3 3 3;n32 2 16 64 6 20 19 3 3 3 check" bash .ci/lab/run.sh
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/lab-out}; mkdir -p "$OUT"
@@ -20,11 +21,16 @@ VARIANTS=${VARIANTS:-"base: nowg:-DLAB_NOWG=1 noload:-DLAB_NOLOAD=1 nogather:-DL
 for v in $VARIANTS; do
   name=${v%%:*}; flags=${v#*:}
   nvcc -std=c++20 -DCUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED -gencode=arch=compute_90a,code=sm_90a \
-    --expt-relaxed-constexpr -O3 -Xptxas=-v -I "$SRC" -I cpp -I "$INC" -DLAB_NAME="\"$name\"" ${flags//,/ } \
+    --expt-relaxed-constexpr -O3 -Xptxas=-v ${flags//,/ } -I "$SRC" -I cpp -I "$INC" -DLAB_NAME="\"$name\"" \
     .ci/lab/kernel_lab.cu -o "$BIN/$name" > "$BIN/$name.log" 2>&1 || echo "BUILD FAIL $name" &
 done
 wait
 REF="128 3 24 24 32 32 3 3 3"; B1="1 3 24 24 32 32 3 3 3"
+if [ -n "${RUNS:-}" ]; then  # RUNS="variant args...;variant args..." instead of the default runs
+  IFS=';' read -ra runs <<< "$RUNS"
+  for r in "${runs[@]}"; do set -- $r; "$BIN/$1" "${@:2}"; done 2>&1 | tee "$OUT/lab.txt"
+  exit 0
+fi
 {
   for v in $VARIANTS; do "$BIN/${v%%:*}" $REF; done
   "$BIN/base" $REF check

@@ -49,11 +49,15 @@ struct WgmmaConfig {
   // Output planes in flight: the kKR a plane feeds plus the one being folded meanwhile.
   static constexpr int kAccSlots = kKR + 1;
   static constexpr int kBlockK = 32 / int(sizeof(ValA));  // 8 (TF32) or 16 (16-bit): 32 B of K
-  // k-steps gathered into one register buffer; a plane of K <= kChunk * kBlockK is one chunk.
-  static constexpr int kChunk = sizeof(ValA) == 2 ? 2 : 4;
-  // A buffers: two let a plane's gather overlap the previous plane's wgmmas; 3xTF32 holds
-  // three parts per buffer and keeps one.
-  static constexpr int kABuffers = kSplit3x ? 1 : 2;
+  // k-steps gathered into one register buffer; a plane of K <= kOneChunkK is one chunk.
+  // Longer K goes in half-size chunks, pairs of them through two buffers, so that one
+  // chunk's gather overlaps the other's wgmmas (the same registers and K padding).
+  static constexpr int kOneChunkSteps = sizeof(ValA) == 2 ? 2 : 4;
+  static constexpr int kOneChunkK = kOneChunkSteps * kBlockK;
+  static constexpr int kChunk = kOneChunk ? kOneChunkSteps : kOneChunkSteps / 2;
+  // A buffers: two let a gather overlap the wgmmas of the previous plane (one chunk) or
+  // chunk (longer K); 3xTF32 in one chunk holds three parts per buffer and keeps one.
+  static constexpr int kABuffers = (kSplit3x && kOneChunk) ? 1 : 2;
   static constexpr int kPrefetch = 2;       // planes in flight beyond the one in use
   // Ring slots: the plane in use, kPrefetch in flight and the one the slowest warp may still
   // gather from, so that one barrier per plane suffices. A multiple of kAccSlots and of
@@ -64,9 +68,12 @@ struct WgmmaConfig {
   static constexpr int kWeightCopies = kSplit3x ? 3 : 1;  // big, cross, small
   // CTAs per SM the register budget must allow (65536 / (128 * kMinBlocks) registers).
   static constexpr int kMinBlocks = (kSplit3x || kN > 24) ? 2 : (kN > 8 ? 3 : 4);
-  // Largest R split (cluster size). Measured on the H200 (B=1 reference, TF32): 10.4 µs at
-  // 4, 12.1 at 8 (each CTA reads k_r - 1 extra planes; more, shorter CTAs cost more).
+  // Largest R split. Measured on the H200 (B=1 reference, TF32): 10.4 µs at 4, 12.1 at 8
+  // (each CTA reads k_r - 1 extra planes; more, shorter CTAs cost more).
   static constexpr int kMaxSplit = 4;
+  // Largest cluster (the portable limit): C_out > kN splits the channels over up to this
+  // many CTAs, times the R split.
+  static constexpr int kMaxCluster = 8;
   // B in shared memory: canonical K-major, no swizzle; (N, BK) per tile, tiles (kr, k-step)
   // one after another. The tile mode is large and static; only the used tiles exist.
   using SmemLayoutB = decltype(cute::tile_to_shape(
@@ -87,23 +94,29 @@ struct WgGeometry {
   int plane_stride;      // elements per ring slot
   int k_plane, k_steps, chunks;
   int b_tiles;           // k_r * k_steps B tiles per weight copy
-  int r_split;           // CTAs (one cluster) that share one tile's output planes along R
+  int n_split;           // channel groups: CTAs of one cluster with kN channels each
+  int r_split;           // CTAs of one cluster (per channel group) sharing the planes along R
   int r_chunk;           // output planes per CTA of a cluster: ceil(r_out / r_split)
   int pairs;             // 16-bit x copied by 4-byte pairs (PlaneRing::pairs)
-  int off_koff, off_bias, off_src, off_planes, off_red, smem_bytes;
+  int off_koff, off_bias, off_src, off_planes, off_red, off_xch, smem_bytes;
 };
 
-// sm_count: the device's SMs. Small batches split R over a cluster of up to kMaxSplit CTAs
-// while the grid stays within one CTA per SM (measured on the H200 for B = 1..8: grids of
-// 64-128 CTAs beat both fewer, longer CTAs and a full wave of three per SM).
+// sm_count: the device's SMs. C_out > kN takes n_split = ceil(C_out / kN) CTAs per tile, one
+// per kN channels. Small batches split R over up to kMaxSplit CTAs per channel group while
+// the grid stays within one CTA per SM (measured on the H200 for B = 1..8: grids of 64-128
+// CTAs beat both fewer, longer CTAs and a full wave of three per SM). The n_split x r_split
+// CTAs of a tile form one cluster.
 template <class Cfg>
 CUTE_HOST_DEVICE WgGeometry make_wg_geometry(const Params& p, int sm_count) {
   WgGeometry g{};
   g.tiles_p = (p.p_out + Cfg::kTileP - 1) / Cfg::kTileP;
   g.tiles_q = (p.q_out + Cfg::kTileQ - 1) / Cfg::kTileQ;
-  const long long tiles = 1LL * p.batch * g.tiles_p * g.tiles_q;
+  g.n_split = (p.c_out + Cfg::kN - 1) / Cfg::kN;
+  const long long tiles = 1LL * p.batch * g.tiles_p * g.tiles_q * g.n_split;
   const long long fill = tiles > 0 ? sm_count / tiles : 1;
-  g.r_split = int(fill < 1 ? 1 : (fill > Cfg::kMaxSplit ? Cfg::kMaxSplit : fill));
+  const int max_split = g.n_split >= Cfg::kMaxCluster ? 1 : Cfg::kMaxCluster / g.n_split;
+  const int cap = max_split < Cfg::kMaxSplit ? max_split : Cfg::kMaxSplit;
+  g.r_split = int(fill < 1 ? 1 : (fill > cap ? cap : fill));
   if (g.r_split > p.r_out) g.r_split = p.r_out;
   g.r_chunk = (p.r_out + g.r_split - 1) / g.r_split;
   g.r_split = (p.r_out + g.r_chunk - 1) / g.r_chunk;  // no CTA without output planes
@@ -119,8 +132,10 @@ CUTE_HOST_DEVICE WgGeometry make_wg_geometry(const Params& p, int sm_count) {
   constexpr int kMinSlot = PlaneRing<typename Cfg::Element, Cfg::kThreads>::kMinSlotElems;
   if (g.plane_stride < kMinSlot) g.plane_stride = kMinSlot;
   g.k_plane = p.c_in * p.k_p * p.k_q;
-  // k-steps padded to whole chunks (zero weights, zero-channel A): no branch around a wgmma.
+  // k-steps padded to whole chunks (zero weights, zero-channel A): no branch around a wgmma;
+  // longer K to pairs of chunks.
   g.chunks = (g.k_plane + Cfg::kBlockK * Cfg::kChunk - 1) / (Cfg::kBlockK * Cfg::kChunk);
+  if (!Cfg::kOneChunk) g.chunks = round_up(g.chunks, 2);
   g.k_steps = g.chunks * Cfg::kChunk;
   g.b_tiles = p.k_r * g.k_steps;
   // [weights: copies x b_tiles x (N, BK)][k byte offsets][bias, N floats][footprint source offsets and
@@ -135,8 +150,10 @@ CUTE_HOST_DEVICE WgGeometry make_wg_geometry(const Params& p, int sm_count) {
                                       Cfg::kKR * g.k_steps * Cfg::kBlockK) * int(sizeof(int64_t)), 16);
   g.off_red = g.off_planes +
               round_up(Cfg::kSlots * g.plane_stride * int(sizeof(typename Cfg::Element)), 16);
-  // Cluster reduction: each CTA's (min, argmin) fragments, read by rank 0 through DSMEM.
-  g.smem_bytes = g.off_red + (g.r_split > 1 ? Cfg::kThreads * Cfg::kN / 2 * 8 : 0);
+  // Cluster reduction: each CTA's (min, argmin) fragments, read by rank 0 through DSMEM;
+  // then the softmax's row max and row sum of each channel group (64 floats each).
+  g.off_xch = g.off_red + (g.r_split > 1 ? Cfg::kThreads * Cfg::kN / 2 * 8 : 0);
+  g.smem_bytes = g.off_xch + (g.n_split > 1 ? 2 * 64 * int(sizeof(float)) : 0);
   return g;
 }
 

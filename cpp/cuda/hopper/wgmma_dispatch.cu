@@ -4,12 +4,16 @@
 namespace fusedconv::fused::hopper {
 namespace {
 
+// N: the smallest of 8, 16, 24, 32 that holds C_out, or for C_out > 32 its share of
+// ceil(C_out / 32) channel groups (C_out = 48: two CTAs of N = 24 rather than 32 + 16).
 template <Mode kMode, class F>
 auto by_width(int c_out, F&& f) {
-  if (c_out <= 8) return f.template operator()<kMode, 8>();
-  if (c_out <= 16) return f.template operator()<kMode, 16>();
-  if (c_out <= 24) return f.template operator()<kMode, 24>();
-  return f.template operator()<kMode, 32>();  // plan_width rejects C_out > 32
+  const int groups = (c_out + 31) / 32;
+  const int width = (c_out + groups - 1) / groups;
+  if (width <= 8) return f.template operator()<kMode, 8>();
+  if (width <= 16) return f.template operator()<kMode, 16>();
+  if (width <= 24) return f.template operator()<kMode, 24>();
+  return f.template operator()<kMode, 32>();  // plan_width rejects more than 8 groups
 }
 
 template <class F>

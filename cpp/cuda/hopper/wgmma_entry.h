@@ -12,7 +12,8 @@ Fit plan_width(const Params& p, int max_smem_bytes);
 template <Mode kMode, int N>
 cudaError_t launch_width(const Params& p, int max_smem_bytes, cudaStream_t stream);
 
-// N from C_out (the smallest of 8, 16, 24, 32 that holds it); wgmma_dispatch.cu.
+// N from C_out (the smallest of 8, 16, 24, 32 that holds it, or one channel group's share
+// when C_out > 32); wgmma_dispatch.cu.
 Fit plan(const Params& p, Mode mode, int max_smem_bytes);
 cudaError_t launch(const Params& p, Mode mode, int max_smem_bytes, cudaStream_t stream);
 

@@ -15,10 +15,13 @@
 // A plane whose K fits one chunk (kChunk wgmma k-steps) takes the fast path: its A
 // addresses are registers computed once per CTA. Longer K goes chunk by chunk through the
 // k offset table in shared memory.
-// Small batches split R over a cluster of r_split CTAs (consecutive blockIdx.x): each takes
-// r_chunk output planes (reading k_r - 1 planes more), and rank 0 merges the partial mins
-// in rank order through distributed shared memory, so torch.min's first-index rule holds.
-// The channel softmax runs in the epilogue within each thread quad (a row's kN channels).
+// C_out > kN splits the channels over n_split CTAs (kN each). Small batches split R over
+// r_split CTAs per channel group: each takes r_chunk output planes (reading k_r - 1 planes
+// more), and the group's R rank 0 merges the partial mins in rank order through distributed
+// shared memory, so torch.min's first-index rule holds. The n_split x r_split CTAs of a tile
+// are one cluster (consecutive blockIdx.x, rank = n_rank * r_split + r_rank).
+// The channel softmax runs in the epilogue within each thread quad (a row's kN channels);
+// with a channel split the groups exchange each row's max and sum through DSMEM.
 // The ring (plane_ring.cuh) copies 32-bit planes, and 16-bit ones whose rows allow 4-byte
 // pairs, with cp.async kPrefetch planes ahead; other 16-bit planes go through registers.
 #include <cooperative_groups.h>
@@ -50,8 +53,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
 
   const int tid = threadIdx.x;
   const int tiles = g.tiles_p * g.tiles_q;
-  const int rank = blockIdx.x % g.r_split;  // == block_rank_in_cluster()
-  const int cta = blockIdx.x / g.r_split;
+  const int cluster_ctas = g.n_split * g.r_split;
+  const int rank = blockIdx.x % cluster_ctas;  // == block_rank_in_cluster()
+  const int r_rank = rank % g.r_split, n_rank = rank / g.r_split;
+  const int cta = blockIdx.x / cluster_ctas;
   const int b = cta / tiles;
   const int tile = cta - b * tiles;
   const int p0 = (tile / g.tiles_q) * Cfg::kTileP;
@@ -59,13 +64,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   const int foot_pq = g.foot_p * kPitch;
 
   // This CTA's output planes along R: all of them (r_split == 1) or one part of a cluster.
-  const int d_begin = rank * g.r_chunk;
+  const int d_begin = r_rank * g.r_chunk;
   const int d_end = min(p.r_out, d_begin + g.r_chunk);
   const int i_begin = d_begin, i_end = d_end + p.k_r - 1;  // input planes it reads
 
+  // This CTA's channels: n0 .. n0 + c_here - 1.
+  const int n0 = n_rank * Cfg::kN;
+  const int c_here = min(Cfg::kN, p.c_out - n0);
   const Element* x = static_cast<const Element*>(p.x);
-  const Element* w = static_cast<const Element*>(p.weight);
-  const Element* bias = static_cast<const Element*>(p.bias);
+  const Element* w = static_cast<const Element*>(p.weight) + int64_t(n0) * p.ws_n;
+  const Element* bias = p.bias ? static_cast<const Element*>(p.bias) + int64_t(n0) * p.bs_n : nullptr;
 
   using Ring = PlaneRing<Element, Cfg::kThreads>;
   constexpr int KR = Cfg::kKR, kAcc = Cfg::kAccSlots, kSlots = Cfg::kSlots;
@@ -97,7 +105,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   // ---- weights: B tiles in the canonical K-major layout ---------------------------------
   Tensor sB = make_tensor(make_smem_ptr(sW), typename Cfg::SmemLayoutB{});  // (N,BK,tiles)
   // The bias load joins the weights' round trip to global memory.
-  const float bias_n = (tid < Cfg::kN && bias != nullptr && tid < p.c_out) ? float(bias[tid * p.bs_n]) : 0.0f;
+  const float bias_n = (tid < c_here && bias != nullptr) ? float(bias[tid * p.bs_n]) : 0.0f;
   {
     // Row kk = kr * k_slice + k of B (k_slice = k_steps * BK, padded): its element offset in
     // the weight (-1 when padded); per k of a plane also its byte offset in a ring slot
@@ -127,7 +135,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     for (int j = 0; j < kOwn; ++j) {
       const int q = tid + j * Cfg::kThreads;
       n_of[j] = q / BK, col[j] = q % BK;
-      live[j] = q < kPairs && n_of[j] < p.c_out;
+      live[j] = q < kPairs && n_of[j] < c_here;
       w_n[j] = w + n_of[j] * p.ws_n;
     }
     for (int t0 = 0; t0 < g.b_tiles; t0 += kBatch) {
@@ -321,13 +329,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       else if constexpr (kABuf == 2) warpgroup_wait<1>();  // plane i - 1 is done
       if (d_fold >= d_begin) fold(a_fold, d_fold);
     } else {
-      // Chunk by chunk, each group retired before the next gather: a wgmma group in flight
-      // across this run-time loop makes ptxas serialize every wgmma of the kernel (C7515).
+      // Pairs of chunks through buffers 0 and 1: each gather overlaps the other buffer's
+      // wgmmas. All groups retire at the end of a pair: a wgmma group in flight across this
+      // run-time loop's back edge makes ptxas serialize every wgmma of the kernel (C7515).
       warpgroup_wait<0>();
       if (d_fold >= d_begin) fold(a_fold, d_fold);
-      for (int c = 0; c < g.chunks; ++c) {
-        gather_chunk(tCrA[0], slot, c);
+      gather_chunk(tCrA[0], slot, 0);
+      for (int c = 0; c < g.chunks; c += 2) {  // chunks is even
         issue(tCrA[0], u_c, c * kChunk, g.k_steps);
+        gather_chunk(tCrA[1], slot, c + 1);
+        issue(tCrA[1], u_c, (c + 1) * kChunk, g.k_steps);
+        warpgroup_wait<1>();  // chunk c is done with buffer 0
+        if (c + 2 < g.chunks) gather_chunk(tCrA[0], slot, c + 2);
         warpgroup_wait<0>();
       }
     }
@@ -358,7 +371,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       if (j == j_last) fold(acc[j], d_last);
   }
 
-  // ---- cluster: rank 0 merges the partial (min, argmin) of ranks 1.. in order -----------
+  // ---- R split: R rank 0 merges the partial (min, argmin) of ranks 1.. in order ---------
   if (g.r_split > 1) {
     float* sRedMin = reinterpret_cast<float*>(smem + g.off_red);    // (kVals, kThreads)
     int* sRedArg = reinterpret_cast<int*>(sRedMin + kVals * Cfg::kThreads);
@@ -368,11 +381,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       sRedArg[v * Cfg::kThreads + tid] = tCrArg(v);
     }
     cute::cluster_sync();  // every rank's partials are written
-    if (rank == 0) {
+    if (r_rank == 0) {
       auto cluster = cooperative_groups::this_cluster();
       for (int r = 1; r < g.r_split; ++r) {
-        const float* peer_min = cluster.map_shared_rank(sRedMin, r);
-        const int* peer_arg = cluster.map_shared_rank(sRedArg, r);
+        const float* peer_min = cluster.map_shared_rank(sRedMin, rank + r);
+        const int* peer_arg = cluster.map_shared_rank(sRedArg, rank + r);
         CUTE_UNROLL
         for (int v = 0; v < kVals; ++v) {
           const float val = peer_min[v * Cfg::kThreads + tid], m = tCrMin(v);
@@ -382,13 +395,32 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
         }
       }
     }
-    cute::cluster_sync();  // rank 0 is done reading the others' shared memory
-    if (rank != 0) return;
   }
 
   // ---- epilogue: softmax over the channels of each position (one quad holds a row) ------
   // Values v and v^1 are columns 2t, 2t+1 of one row; v / 2 % 2 picks row g or g + 8. All
   // of a thread's values lie in one output row pp (rows g and g + 8 of the warp's 16).
+  // (R ranks other than 0 run it on partial mins and write nothing: they only take part
+  // in the cluster barriers.)
+  // With a channel split, a row's max and sum combine the groups' in group order (the same
+  // float sum in every CTA): each group's R rank 0 publishes its rows in sXch.
+  float* sXch = reinterpret_cast<float*>(smem + g.off_xch);  // (64 rows, max | sum)
+  auto combine_groups = [&](float (&v)[2], int half, auto op) {
+    if (r_rank == 0 && tid % 4 == 0) {
+      CUTE_UNROLL
+      for (int h = 0; h < 2; ++h) sXch[half * 64 + get<0>(tCcC(2 * h))] = v[h];
+    }
+    cute::cluster_sync();  // every group's rows are published
+    if (r_rank == 0) {
+      auto cluster = cooperative_groups::this_cluster();
+      CUTE_UNROLL
+      for (int h = 0; h < 2; ++h) {
+        const int row = half * 64 + get<0>(tCcC(2 * h));
+        v[h] = cluster.map_shared_rank(sXch, 0)[row];
+        for (int j = 1; j < g.n_split; ++j) v[h] = op(v[h], cluster.map_shared_rank(sXch, j * g.r_split)[row]);
+      }
+    }
+  };
   if (!bias_per_plane) {
     CUTE_UNROLL
     for (int v = 0; v < kVals; ++v) tCrMin(v) += sBias[get<1>(tCcC(v))];
@@ -396,38 +428,40 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   float row_max[2] = {-INFINITY, -INFINITY};
   CUTE_UNROLL
   for (int v = 0; v < kVals; ++v)
-    if (get<1>(tCcC(v)) < p.c_out) row_max[(v / 2) % 2] = nan_max(row_max[(v / 2) % 2], tCrMin(v));
+    if (get<1>(tCcC(v)) < c_here) row_max[(v / 2) % 2] = nan_max(row_max[(v / 2) % 2], tCrMin(v));
   float row_sum[2] = {0.0f, 0.0f};
   CUTE_UNROLL
   for (int h = 0; h < 2; ++h)
     for (int off = 1; off <= 2; off <<= 1)
       row_max[h] = nan_max(row_max[h], __shfl_xor_sync(0xffffffffu, row_max[h], off));
+  if (g.n_split > 1) combine_groups(row_max, 0, [](float a, float b) { return nan_max(a, b); });
   CUTE_UNROLL
   for (int v = 0; v < kVals; ++v) {
     const float e = expf(tCrMin(v) - row_max[(v / 2) % 2]);
     tCrMin(v) = e;
-    if (get<1>(tCcC(v)) < p.c_out) row_sum[(v / 2) % 2] += e;
+    if (get<1>(tCcC(v)) < c_here) row_sum[(v / 2) % 2] += e;
   }
-  float row_inv[2];
   CUTE_UNROLL
-  for (int h = 0; h < 2; ++h) {
+  for (int h = 0; h < 2; ++h)
     for (int off = 1; off <= 2; off <<= 1)
       row_sum[h] += __shfl_xor_sync(0xffffffffu, row_sum[h], off);
-    row_inv[h] = 1.0f / row_sum[h];
-  }
+  if (g.n_split > 1) combine_groups(row_sum, 1, [](float a, float b) { return a + b; });
+  if (cluster_ctas > 1) cute::cluster_sync();  // the peers are done with this shared memory
+  if (r_rank != 0) return;
+  const float row_inv[2] = {1.0f / row_sum[0], 1.0f / row_sum[1]};
 
   // y at this thread's first (n, pp, qq); every value is a static channel / row offset away.
   const int mC0 = get<0>(tCcC(0)), nC0 = get<1>(tCcC(0));  // row g: g + 8 < kTileQ
   const int pp = p0 + mC0 / kTileQ, qq0 = q0 + mC0 % kTileQ;
   const int64_t plane_out = int64_t(p.p_out) * p.q_out;
-  const int64_t off0 = (int64_t(b) * p.c_out + nC0) * plane_out + int64_t(pp) * p.q_out + qq0;
+  const int64_t off0 = (int64_t(b) * p.c_out + n0 + nC0) * plane_out + int64_t(pp) * p.q_out + qq0;
   Element* y = static_cast<Element*>(p.y) + off0;
   int32_t* arg = track_argmin ? p.argmin + off0 : nullptr;
   if (pp < p.p_out) {
     CUTE_UNROLL
     for (int v = 0; v < kVals; ++v) {
       const int dm = get<0>(tCcC(v)) - mC0, n = get<1>(tCcC(v));
-      if (n < p.c_out && qq0 + dm < p.q_out) {
+      if (n < c_here && qq0 + dm < p.q_out) {
         const int64_t off = (n - nC0) * plane_out + dm;
         y[off] = Element(tCrMin(v) * row_inv[(v / 2) % 2]);
         if (track_argmin) arg[off] = tCrArg(v);

@@ -22,14 +22,14 @@ inline int sm_count() {
 
 template <class Cfg>
 Fit plan_config(const Params& p, int max_smem_bytes, WgGeometry* g) {
-  if (p.c_out > Cfg::kN) return Fit::kTooManyChannels;
+  if ((p.c_out + Cfg::kN - 1) / Cfg::kN > Cfg::kMaxCluster) return Fit::kTooManyChannels;
   if (p.c_in > 4096 || p.k_p > 64) return Fit::kSharedMemory;  // keeps int geometry small
   if (p.k_r != Cfg::kKR || p.k_q > Cfg::kMaxKQ) return Fit::kSharedMemory;
   *g = make_wg_geometry<Cfg>(p, sm_count());
   if ((g->chunks == 1) != Cfg::kOneChunk) return Fit::kSharedMemory;  // with_config picks it
   if (g->smem_bytes > max_smem_bytes) return Fit::kSharedMemory;
   if (g->b_tiles * Cfg::kWeightCopies > 4096) return Fit::kSharedMemory;  // SmemLayoutB's tiles
-  if (1LL * p.batch * g->tiles_p * g->tiles_q * g->r_split > INT_MAX) return Fit::kGridSize;
+  if (1LL * p.batch * g->tiles_p * g->tiles_q * g->n_split * g->r_split > INT_MAX) return Fit::kGridSize;
   return Fit::kOk;
 }
 
@@ -48,19 +48,20 @@ cudaError_t launch_config(const Params& p, const WgGeometry& g, cudaStream_t str
       if (device < 64) raised_to[device] = g.smem_bytes;
     }
   }
-  // r_split CTAs of one tile form a cluster (consecutive blockIdx.x).
+  // The n_split x r_split CTAs of one tile form a cluster (consecutive blockIdx.x).
+  const int cluster_ctas = g.n_split * g.r_split;
   cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(p.batch * g.tiles_p * g.tiles_q * g.r_split);
+  config.gridDim = dim3(p.batch * g.tiles_p * g.tiles_q * cluster_ctas);
   config.blockDim = dim3(Cfg::kThreads);
   config.dynamicSmemBytes = g.smem_bytes;
   config.stream = stream;
   cudaLaunchAttribute cluster[1];
   cluster[0].id = cudaLaunchAttributeClusterDimension;
-  cluster[0].val.clusterDim.x = g.r_split;
+  cluster[0].val.clusterDim.x = cluster_ctas;
   cluster[0].val.clusterDim.y = 1;
   cluster[0].val.clusterDim.z = 1;
   config.attrs = cluster;
-  config.numAttrs = g.r_split > 1 ? 1 : 0;
+  config.numAttrs = cluster_ctas > 1 ? 1 : 0;
   return cudaLaunchKernelEx(&config, kernel, p, g);
 }
 
@@ -95,8 +96,8 @@ struct WidthKernels {
 
   template <class F>
   static auto with_config(const Params& p, F&& f) {
-    using Any = Cfg<1, true>;  // the chunk size does not depend on k_r or the path
-    const bool one_chunk = p.c_in * p.k_p * p.k_q <= Any::kBlockK * Any::kChunk;
+    using Any = Cfg<1, true>;  // the chunk size does not depend on k_r
+    const bool one_chunk = p.c_in * p.k_p * p.k_q <= Any::kOneChunkK;
     return one_chunk ? with_kr<true>(p.k_r, f) : with_kr<false>(p.k_r, f);
   }
 };
