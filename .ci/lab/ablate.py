@@ -12,14 +12,17 @@ def rep(a, b):
     s = s.replace(a, b)
 rep("        gemm(tiled_mma, rA[0](_, _, s), tCrB(_, _, 0, t), a);\n",
     "#if !LAB_NOWG\n        gemm(tiled_mma, rA[0](_, _, s), tCrB(_, _, 0, t), a);\n#endif\n")
+rep("        if constexpr (Cfg::kSplit3x) {  // small terms first; small*small dropped",
+    "        if constexpr (Cfg::kSplit3x && !LAB_NOWG) {  // small terms first; small*small dropped")
 rep("      if (next < i_end) ring.load_async(tid, src_next, next_slot);",
     "      if (!LAB_NOLOAD && next < i_end) ring.load_async(tid, src_next, next_slot);")
-rep("        put(rA, v, s, *reinterpret_cast<const Element*>(slot + a_off[s][v] + a_row_bytes(v, s)));",
-    "        put(rA, v, s, LAB_NOGATHER ? Element(__int_as_float(a_off[s][v] + v)) : *reinterpret_cast<const Element*>(slot + a_off[s][v] + a_row_bytes(v, s)));")
+rep("        put(rA, v, s, slot, a_off[s][v] + a_row_bytes(v, s));",
+    "        if (LAB_NOGATHER) { for (int q = 0; q < kParts; ++q) rA[q](v, 0, s) = ValA(__int_as_float(a_off[s][v] + v)); }\n"
+    "        else put(rA, v, s, slot, a_off[s][v] + a_row_bytes(v, s));")
 rep("      if (d_fold >= d_begin) fold(a_fold, d_fold);\n    } else {",
     "      if (!LAB_NOFOLD && d_fold >= d_begin) fold(a_fold, d_fold);\n    } else {")
-rep("    __syncthreads();  // plane i is in its slot for every thread\n",
-    "    if (!LAB_NOSYNC) __syncthreads();  // plane i is in its slot for every thread\n")
+rep("    __syncthreads();  // plane i is in its slot (kSplitPlanes: its split buffer) for every thread\n",
+    "    if (!LAB_NOSYNC) __syncthreads();\n")
 rep("    for (int t0 = 0; t0 < g.b_tiles; t0 += kBatch) {",
     "    for (int t0 = 0; t0 < (LAB_NOWEIGHTS ? 0 : g.b_tiles); t0 += kBatch) {")
 defs = "".join(f"#ifndef LAB_{n}\n#define LAB_{n} 0\n#endif\n" for n in

@@ -66,6 +66,10 @@ struct WgmmaConfig {
   static constexpr int kSlots = kAccSlots == 3 ? 6 : 4;
   static_assert(kSlots >= kPrefetch + 2 && kSlots % kAccSlots == 0 && kSlots % kABuffers == 0);
   static constexpr int kWeightCopies = kSplit3x ? 3 : 1;  // big, cross, small
+  // 3xTF32 in one chunk splits each input plane once into (big, cross, small) planes in
+  // shared memory; longer K splits in the gather (the planes would cost it an SM's second
+  // CTA: 237 vs 260 µs on the reference, 350 vs 235 at C_in = 8 on the H200).
+  static constexpr bool kSplitPlanes = kSplit3x && kOneChunk;
   // CTAs per SM the register budget must allow (65536 / (128 * kMinBlocks) registers).
   static constexpr int kMinBlocks = (kSplit3x || kN > 24) ? 2 : (kN > 8 ? 3 : 4);
   // Largest R split. Measured on the H200 (B=1 reference, TF32): 10.4 µs at 4, 12.1 at 8
@@ -98,7 +102,7 @@ struct WgGeometry {
   int r_split;           // CTAs of one cluster (per channel group) sharing the planes along R
   int r_chunk;           // output planes per CTA of a cluster: ceil(r_out / r_split)
   int pairs;             // 16-bit x copied by 4-byte pairs (PlaneRing::pairs)
-  int off_koff, off_bias, off_src, off_planes, off_red, off_xch, smem_bytes;
+  int off_koff, off_bias, off_src, off_planes, off_split, off_red, off_xch, smem_bytes;
 };
 
 // sm_count: the device's SMs. C_out > kN takes n_split = ceil(C_out / kN) CTAs per tile, one
@@ -139,7 +143,8 @@ CUTE_HOST_DEVICE WgGeometry make_wg_geometry(const Params& p, int sm_count) {
   g.k_steps = g.chunks * Cfg::kChunk;
   g.b_tiles = p.k_r * g.k_steps;
   // [weights: copies x b_tiles x (N, BK)][k byte offsets][bias, N floats][footprint source offsets and
-  //  weight offsets per k][ring][cluster merge area when r_split > 1]
+  //  weight offsets per k][ring][split planes (kSplitPlanes)][cluster merge area when r_split > 1]
+  //  [softmax exchange when n_split > 1]
   const int weight_bytes = Cfg::kWeightCopies * g.b_tiles * Cfg::kTileBElems * int(sizeof(typename Cfg::ValA));
   g.off_koff = round_up(weight_bytes, 128);
   g.off_bias = g.off_koff + round_up(g.k_steps * Cfg::kBlockK * int(sizeof(int)), 16);
@@ -148,8 +153,11 @@ CUTE_HOST_DEVICE WgGeometry make_wg_geometry(const Params& p, int sm_count) {
   // int64 each
   g.off_planes = g.off_src + round_up((p.c_in * g.foot_p * Cfg::kRowPitch +
                                       Cfg::kKR * g.k_steps * Cfg::kBlockK) * int(sizeof(int64_t)), 16);
-  g.off_red = g.off_planes +
-              round_up(Cfg::kSlots * g.plane_stride * int(sizeof(typename Cfg::Element)), 16);
+  g.off_split = g.off_planes +
+                round_up(Cfg::kSlots * g.plane_stride * int(sizeof(typename Cfg::Element)), 16);
+  // kSplitPlanes: (big, cross, small) of a plane, two buffers (written before the plane's
+  // barrier while the slowest warp may still gather the previous plane).
+  g.off_red = g.off_split + (Cfg::kSplitPlanes ? 2 * 3 * g.plane_stride * int(sizeof(float)) : 0);
   // Cluster reduction: each CTA's (min, argmin) fragments, read by rank 0 through DSMEM;
   // then the softmax's row max and row sum of each channel group (64 floats each).
   g.off_xch = g.off_red + (g.r_split > 1 ? Cfg::kThreads * Cfg::kN / 2 * 8 : 0);

@@ -50,6 +50,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   int* sKoff = reinterpret_cast<int*>(smem + g.off_koff);           // (k_steps*BK) bytes
   int64_t* sSrc = reinterpret_cast<int64_t*>(smem + g.off_src);     // footprint sources
   Element* sPlanes = reinterpret_cast<Element*>(smem + g.off_planes);  // (kSlots, plane_stride)
+  // kSplitPlanes: each plane split once into (big, cross, small) planes, double-buffered.
+  float* sSplit = reinterpret_cast<float*>(smem + g.off_split);      // (2, 3, plane_stride)
 
   const int tid = threadIdx.x;
   const int tiles = g.tiles_p * g.tiles_q;
@@ -89,6 +91,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   ring.pairs = g.pairs;
   ring.init(tid, p.c_in, g.foot_p, kPitch, p.p_in - p0, p.q_in - q0, p.xs_c, p.xs_p, p.xs_q,
             kSlots);
+  if constexpr (Cfg::kSplitPlanes) {  // the zero channel of every split plane
+    for (int i = tid; i < 6 * foot_pq; i += Cfg::kThreads)
+      sSplit[(i / foot_pq) * g.plane_stride + p.c_in * foot_pq + i % foot_pq] = 0.0f;
+  }
   __syncthreads();  // the source table is read by every thread below
 
   // Prologue: the first kPrefetch planes start while the weights are laid out.
@@ -222,12 +228,34 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   }
 
   const char* planes = reinterpret_cast<const char*>(sPlanes);
+  const char* splits = reinterpret_cast<const char*>(sSplit);
   const int slot_bytes = int(sizeof(Element)) * g.plane_stride;
 
-  // One A value into the buffer (all parts).
-  auto put = [&](FragA* rA, int v, int s, Element a) __attribute__((always_inline)) {
-    if constexpr (Cfg::kSplit3x) split_tf32(a, rA[0](v, 0, s), rA[1](v, 0, s), rA[2](v, 0, s));
-    else rA[0](v, 0, s) = to_mma<ValA>(a);
+  // kSplitPlanes: this thread's elements of ring slot u (the ones its own cp.async copied,
+  // so complete after its cp_async_wait, before any barrier) split into (big, cross, small)
+  // planes of split buffer u % 2. Each element is split once instead of once per use in
+  // the gather (k_p * k_q uses).
+  auto split_plane = [&](auto u_c) __attribute__((always_inline)) {
+    if constexpr (Cfg::kSplitPlanes) {
+      constexpr int u = decltype(u_c)::value;
+      const float* raw = ring.slot(u);
+      auto* dst = reinterpret_cast<cutlass::tfloat32_t*>(sSplit + (u % 2) * 3 * g.plane_stride);
+      for (int e = tid; e < ring.elems; e += Cfg::kThreads)
+        split_tf32(raw[e], dst[e], dst[g.plane_stride + e], dst[2 * g.plane_stride + e]);
+    }
+  };
+  // One A value at byte offset `off` of a plane into the buffer (all parts): kSplitPlanes
+  // reads the three parts from the split planes (`plane` = a split buffer).
+  auto put = [&](FragA* rA, int v, int s, const char* plane, int off) __attribute__((always_inline)) {
+    if constexpr (Cfg::kSplitPlanes) {
+      CUTE_UNROLL
+      for (int q = 0; q < 3; ++q)
+        rA[q](v, 0, s) = *reinterpret_cast<const cutlass::tfloat32_t*>(plane + q * slot_bytes + off);
+    } else if constexpr (Cfg::kSplit3x) {
+      split_tf32(*reinterpret_cast<const float*>(plane + off), rA[0](v, 0, s), rA[1](v, 0, s), rA[2](v, 0, s));
+    } else {
+      rA[0](v, 0, s) = to_mma<ValA>(*reinterpret_cast<const Element*>(plane + off));
+    }
   };
   auto fence_a = [&](FragA* rA) __attribute__((always_inline)) {
     CUTE_UNROLL
@@ -239,7 +267,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     for (int s = 0; s < kChunk; ++s) {
       CUTE_UNROLL
       for (int v = 0; v < kValsA; ++v)
-        put(rA, v, s, *reinterpret_cast<const Element*>(slot + a_off[s][v] + a_row_bytes(v, s)));
+        put(rA, v, s, slot, a_off[s][v] + a_row_bytes(v, s));
     }
     fence_a(rA);
   };
@@ -250,7 +278,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       CUTE_UNROLL
       for (int v = 0; v < kValsA; ++v) {
         const int k = c * kChunk * BK + get<1>(tCcA(v, 0, s));
-        put(rA, v, s, *reinterpret_cast<const Element*>(slot + a_thread + sKoff[k] + a_row_bytes(v, s)));
+        put(rA, v, s, slot, a_thread + sKoff[k] + a_row_bytes(v, s));
       }
     }
     fence_a(rA);
@@ -315,9 +343,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     } else {
       if (next < i_end) ring.fetch(tid, src_next);
     }
-    __syncthreads();  // plane i is in its slot for every thread
+    split_plane(u_c);
+    __syncthreads();  // plane i is in its slot (kSplitPlanes: its split buffer) for every thread
 
-    const char* slot = planes + u * slot_bytes;
+    const char* slot = Cfg::kSplitPlanes ? splits + (u % 2) * 3 * slot_bytes : planes + u * slot_bytes;
     FragA* rA = tCrA[u % kABuf];
     const int d_fold = i - KR;                 // completed by plane i - 1
     Acc& a_fold = acc[(u + 1) % kAcc];         // = (u - KR) mod kAcc
