@@ -30,7 +30,7 @@ defs = "".join(f"#ifndef LAB_{n}\n#define LAB_{n} 0\n#endif\n" for n in
 s = s.replace("#include <cooperative_groups.h>", defs + "#include <cooperative_groups.h>", 1)
 open(f'{out}/cuda/hopper/wgmma_kernel.cuh', 'w').write(s)
 c = open('cpp/cuda/hopper/wgmma_config.cuh').read()
-a = "  static constexpr int kMinBlocks = (kSplit3x || kN > 24) ? 2 : (kN > 8 ? 3 : 4);"
+a = "  static constexpr int kMinBlocks =\n      (kSplit3x || (kN > 24 && sizeof(ValA) == 4)) ? 2 : (kN > 8 ? 3 : 4);"
 assert a in c
 c = c.replace(a, "#ifdef LAB_MINB\n  static constexpr int kMinBlocks = LAB_MINB;\n#else\n" + a + "\n#endif")
 a = "  static constexpr int kTileP = 4, kTileQ = 16;\n  static constexpr int kRowPitch = 20;      // footprint row pitch: k_q <= 5\n"
