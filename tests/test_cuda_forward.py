@@ -145,10 +145,13 @@ def test_strided_inputs_without_copies(layout, mode):
         _check(mode, x, w, b, dim)
 
 
+# C_out = 56: two channel groups on the wgmma kernel, whose softmax max and sum combine
+# across CTAs (a NaN or +inf in one group must reach the other's outputs).
+@pytest.mark.parametrize("c_out", [24, 56])
 @pytest.mark.parametrize("mode", ["highest", "high"])
 @pytest.mark.parametrize("dim", [2, 4])
-def test_nan_and_inf_follow_eager(mode, dim):
-    x, w, b = make_inputs((2, 3, 24, 9, 10, 11, 3, 3, 3), device="cuda")
+def test_nan_and_inf_follow_eager(mode, dim, c_out):
+    x, w, b = make_inputs((2, 3, c_out, 9, 10, 11, 3, 3, 3), device="cuda")
     x[0, 1, 4, 5, 6] = float("nan")
     x[1, 0, 2, 3, 3] = float("inf")
     x[1, 2, 7, 8, 1] = float("-inf")
@@ -162,13 +165,14 @@ def test_nan_and_inf_follow_eager(mode, dim):
     assert err <= MODES[mode][2] * 10
 
 
+@pytest.mark.parametrize("c_out", [24, 56])
 @pytest.mark.parametrize("mode", ["highest", "high", "bf16"])
-def test_infinite_bias_follows_eager(mode):
+def test_infinite_bias_follows_eager(mode, c_out):
     # The inference fold adds a finite bias once after the min; an infinite one must still
     # meet every plane's conv value (a +inf conv plus a -inf bias is NaN in that plane, and
     # the min is then NaN, as in eager; adding it after the min would give -inf).
     dtype = MODES[mode][0]
-    x, w, b = make_inputs((2, 3, 24, 9, 10, 11, 3, 3, 3), device="cuda", dtype=dtype)
+    x, w, b = make_inputs((2, 3, c_out, 9, 10, 11, 3, 3, 3), device="cuda", dtype=dtype)
     x[0, 1, 4, 5, 6] = float("inf")
     x[1, 0, 2, 3, 3] = float("-inf")
     b[0], b[17] = float("-inf"), float("-inf")  # (+inf would make every softmax NaN)
@@ -180,8 +184,9 @@ def test_infinite_bias_follows_eager(mode):
     assert err <= MODES[mode][2] * 10
 
 
-def test_deterministic_and_graph_safe():
-    x, w, b = make_inputs((4, 3, 24, 10, 17, 15, 3, 3, 3), device="cuda")
+@pytest.mark.parametrize("c_out", [24, 64])  # 64: the softmax sum combines two CTAs' parts
+def test_deterministic_and_graph_safe(c_out):
+    x, w, b = make_inputs((4, 3, c_out, 10, 17, 15, 3, 3, 3), device="cuda")
     first, _ = _run("highest", x, w, b, 2)
     again, _ = _run("highest", x, w, b, 2)
     assert torch.equal(first, again)  # bitwise: no atomics, fixed reduction order
@@ -194,7 +199,7 @@ def test_deterministic_and_graph_safe():
         torch.ops.fusedconv.forward(static_x, w, b, 2)  # warm-up outside capture
         with torch.cuda.graph(graph, stream=stream):
             captured = torch.ops.fusedconv.forward(static_x, w, b, 2)
-    fresh, _, _ = make_inputs((4, 3, 24, 10, 17, 15, 3, 3, 3), device="cuda")
+    fresh, _, _ = make_inputs((4, 3, c_out, 10, 17, 15, 3, 3, 3), device="cuda")
     static_x.copy_(fresh)
     graph.replay()
     torch.cuda.synchronize()
