@@ -41,7 +41,8 @@ struct Params {
 enum class Fit : int { kOk = 0, kTooManyChannels, kSharedMemory, kGridSize, kNotBuilt };
 
 // The two kernel families: mma.sync (sm_80 and newer, any C_out <= 128, k <= 5 per axis)
-// and wgmma (sm_90 only, built with the 90a target; C_out <= 32, k along R <= 3).
+// and wgmma (sm_90 only, built with the 90a target; C_out <= 256 in groups of <= 32,
+// k along R <= 3).
 enum class Family : int { kMmaSync = 0, kWgmma = 1 };
 
 // Whether this build holds the sm_90a (wgmma) kernels.
