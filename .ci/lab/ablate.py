@@ -23,12 +23,16 @@ rep("      if (d_fold >= d_begin) fold(a_fold, d_fold);\n    } else {",
     "      if (!LAB_NOFOLD && d_fold >= d_begin) fold(a_fold, d_fold);\n    } else {")
 rep("    __syncthreads();  // plane i is in its slot (kSplitPlanes: its split buffer) for every thread\n",
     "    if (!LAB_NOSYNC) __syncthreads();\n")
-rep("    for (int t0 = 0; t0 < g.b_tiles; t0 += kBatch) {",
-    "    for (int t0 = 0; t0 < (LAB_NOWEIGHTS ? 0 : g.b_tiles); t0 += kBatch) {")
 defs = "".join(f"#ifndef LAB_{n}\n#define LAB_{n} 0\n#endif\n" for n in
                ["NOWG", "NOLOAD", "NOGATHER", "NOFOLD", "NOSYNC", "NOWEIGHTS"])
 s = s.replace("#include <cooperative_groups.h>", defs + "#include <cooperative_groups.h>", 1)
 open(f'{out}/cuda/hopper/wgmma_kernel.cuh', 'w').write(s)
+wf = open('cpp/cuda/hopper/wgmma_weights.cuh').read()
+a = "  for (int t0 = 0; t0 < g.b_tiles; t0 += kBatch) {"
+assert wf.count(a) == 1
+wf = wf.replace(a, "#ifndef LAB_NOWEIGHTS\n#define LAB_NOWEIGHTS 0\n#endif\n"
+                "  for (int t0 = 0; t0 < (LAB_NOWEIGHTS ? 0 : g.b_tiles); t0 += kBatch) {")
+open(f'{out}/cuda/hopper/wgmma_weights.cuh', 'w').write(wf)
 c = open('cpp/cuda/hopper/wgmma_config.cuh').read()
 a = "  static constexpr int kMinBlocks =\n      (kSplit3x || (kN > 24 && sizeof(ValA) == 4)) ? 2 : (kN > 8 ? 3 : 4);"
 assert a in c

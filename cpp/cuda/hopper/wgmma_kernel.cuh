@@ -31,6 +31,7 @@
 
 #include "cuda/fused_math.cuh"
 #include "cuda/hopper/wgmma_config.cuh"
+#include "cuda/hopper/wgmma_weights.cuh"
 #include "cuda/plane_ring.cuh"
 
 namespace fusedconv::fused::hopper {
@@ -112,69 +113,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   Tensor sB = make_tensor(make_smem_ptr(sW), typename Cfg::SmemLayoutB{});  // (N,BK,tiles)
   // The bias load joins the weights' round trip to global memory.
   const float bias_n = (tid < c_here && bias != nullptr) ? float(bias[tid * p.bs_n]) : 0.0f;
-  {
-    // Row kk = kr * k_slice + k of B (k_slice = k_steps * BK, padded): its element offset in
-    // the weight (-1 when padded); per k of a plane also its byte offset in a ring slot
-    // (padded k reads the all-zero channel C_in). The prologue's only run-time divisions.
-    const int k_slice = g.k_steps * BK;
-    int64_t* sWoff = sSrc + ring.elems;  // (KR * k_slice), after the footprint sources
-    for (int kk = tid; kk < KR * k_slice; kk += Cfg::kThreads) {
-      const int kr = kk / k_slice, k = kk - kr * k_slice;
-      const int kpq = p.k_p * p.k_q;
-      const int c = k / kpq, kp = (k % kpq) / p.k_q, kq = k % p.k_q;
-      const bool real = k < g.k_plane;
-      if (kr == 0) sKoff[k] = int(sizeof(Element)) * (real ? c * foot_pq + kp * kPitch + kq : p.c_in * foot_pq);
-      sWoff[kk] = real ? kr * p.ws_r + c * p.ws_c + kp * p.ws_p + kq * p.ws_q : int64_t(-1);
-    }
-    __syncthreads();
-    // Each thread owns fixed (n, column) pairs of the B tiles and walks the tiles: one
-    // shared-memory offset load, one global load and one store per element, consecutive
-    // threads on consecutive k (coalesced for a contiguous weight), and kBatch tiles of all
-    // its pairs in flight (all of B for C_in * k_p * k_q <= 32 and k_r = 3) per round trip.
-    constexpr int kPairs = Cfg::kN * BK;
-    constexpr int kOwn = (kPairs + Cfg::kThreads - 1) / Cfg::kThreads;  // pairs per thread
-    constexpr int kBatch = 12;                                           // tiles per round
-    const Element* w_n[kOwn];
-    int col[kOwn], n_of[kOwn];
-    bool live[kOwn];
-    CUTE_UNROLL
-    for (int j = 0; j < kOwn; ++j) {
-      const int q = tid + j * Cfg::kThreads;
-      n_of[j] = q / BK, col[j] = q % BK;
-      live[j] = q < kPairs && n_of[j] < c_here;
-      w_n[j] = w + n_of[j] * p.ws_n;
-    }
-    for (int t0 = 0; t0 < g.b_tiles; t0 += kBatch) {
-      float vals[kOwn][kBatch];
-      CUTE_UNROLL
-      for (int j = 0; j < kOwn; ++j) {
-        CUTE_UNROLL
-        for (int u = 0; u < kBatch; ++u) {
-          const int t = t0 + u;
-          const int64_t off = (live[j] && t < g.b_tiles) ? sWoff[t * BK + col[j]] : int64_t(-1);
-          vals[j][u] = off >= 0 ? float(w_n[j][off]) : 0.0f;
-        }
-      }
-      CUTE_UNROLL
-      for (int j = 0; j < kOwn; ++j) {
-        if (tid + j * Cfg::kThreads >= kPairs) break;
-        CUTE_UNROLL
-        for (int u = 0; u < kBatch; ++u) {
-          const int t = t0 + u;
-          if (t >= g.b_tiles) break;
-          if constexpr (Cfg::kSplit3x) {
-            cutlass::tfloat32_t big, cross, small;
-            split_tf32(vals[j][u], big, cross, small);
-            sB(n_of[j], col[j], t) = big;
-            sB(n_of[j], col[j], t + g.b_tiles) = cross;
-            sB(n_of[j], col[j], t + 2 * g.b_tiles) = small;
-          } else {
-            sB(n_of[j], col[j], t) = ValA(vals[j][u]);
-          }
-        }
-      }
-    }
-  }
+  fill_weights<Cfg>(p, g, w, c_here, tid, foot_pq, sSrc + ring.elems, sKoff, sB);
   cutlass::arch::fence_view_async_shared();  // generic-proxy writes -> wgmma reads
 
   // ---- MMA partitioning -------------------------------------------------------------------
