@@ -70,6 +70,10 @@ struct WgmmaConfig {
   // shared memory; longer K splits in the gather (the planes would cost it an SM's second
   // CTA: 237 vs 260 µs on the reference, 350 vs 235 at C_in = 8 on the H200).
   static constexpr bool kSplitPlanes = kSplit3x && kOneChunk;
+  // Split buffers: written before a plane's barrier while the slowest warp may still gather
+  // the previous plane, so two; kSplitPlaneCount planes in all (buffers x parts).
+  static constexpr int kSplitBuffers = 2;
+  static constexpr int kSplitPlaneCount = kSplitPlanes ? kSplitBuffers * kWeightCopies : 0;
   // CTAs per SM the register budget must allow (65536 / (128 * kMinBlocks) registers).
   // 16-bit N = 32 fits 168 registers without spills (TF32 N = 32 would spill 68 B).
   static constexpr int kMinBlocks =
@@ -157,9 +161,7 @@ CUTE_HOST_DEVICE WgGeometry make_wg_geometry(const Params& p, int sm_count) {
                                       Cfg::kKR * g.k_steps * Cfg::kBlockK) * int(sizeof(int64_t)), 16);
   g.off_split = g.off_planes +
                 round_up(Cfg::kSlots * g.plane_stride * int(sizeof(typename Cfg::Element)), 16);
-  // kSplitPlanes: (big, cross, small) of a plane, two buffers (written before the plane's
-  // barrier while the slowest warp may still gather the previous plane).
-  g.off_red = g.off_split + (Cfg::kSplitPlanes ? 2 * 3 * g.plane_stride * int(sizeof(float)) : 0);
+  g.off_red = g.off_split + Cfg::kSplitPlaneCount * g.plane_stride * int(sizeof(float));
   // Cluster reduction: each CTA's (min, argmin) fragments, read by rank 0 through DSMEM;
   // then the softmax's row max and row sum of each channel group (64 floats each).
   g.off_xch = g.off_red + (g.r_split > 1 ? Cfg::kThreads * Cfg::kN / 2 * 8 : 0);

@@ -52,7 +52,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   int64_t* sSrc = reinterpret_cast<int64_t*>(smem + g.off_src);     // footprint sources
   Element* sPlanes = reinterpret_cast<Element*>(smem + g.off_planes);  // (kSlots, plane_stride)
   // kSplitPlanes: each plane split once into (big, cross, small) planes, double-buffered.
-  float* sSplit = reinterpret_cast<float*>(smem + g.off_split);      // (2, 3, plane_stride)
+  float* sSplit = reinterpret_cast<float*>(smem + g.off_split);  // (buffers, parts, plane_stride)
 
   const int tid = threadIdx.x;
   const int tiles = g.tiles_p * g.tiles_q;
@@ -93,7 +93,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   ring.init(tid, p.c_in, g.foot_p, kPitch, p.p_in - p0, p.q_in - q0, p.xs_c, p.xs_p, p.xs_q,
             kSlots);
   if constexpr (Cfg::kSplitPlanes) {  // the zero channel of every split plane
-    for (int i = tid; i < 6 * foot_pq; i += Cfg::kThreads)
+    for (int i = tid; i < Cfg::kSplitPlaneCount * foot_pq; i += Cfg::kThreads)
       sSplit[(i / foot_pq) * g.plane_stride + p.c_in * foot_pq + i % foot_pq] = 0.0f;
   }
   __syncthreads();  // the source table is read by every thread below
@@ -124,7 +124,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   Tensor tCcA = thr_mma.partition_A(cA);                             // (MMA,1,kChunk)
   Tensor tCcC = thr_mma.partition_C(cC);                             // (MMA,1,1)
   using FragA = decltype(make_tensor<ValA>(shape(tCcA)));           // (MMA,1,kChunk)
-  constexpr int kParts = Cfg::kSplit3x ? 3 : 1;                      // big, cross, small
+  constexpr int kParts = Cfg::kWeightCopies;                         // big, cross, small
   FragA tCrA[kABuf][kParts];                                         // A buffers
   Tensor tCsB = thr_mma.partition_B(sB);                             // (MMA,1,1,tiles)
   Tensor tCrB = thr_mma.make_fragment_B(tCsB);                       // (1,1,1,tiles) descriptors
@@ -178,7 +178,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     if constexpr (Cfg::kSplitPlanes) {
       constexpr int u = decltype(u_c)::value;
       const float* raw = ring.slot(u);
-      auto* dst = reinterpret_cast<cutlass::tfloat32_t*>(sSplit + (u % 2) * 3 * g.plane_stride);
+      auto* dst = reinterpret_cast<cutlass::tfloat32_t*>(sSplit + (u % Cfg::kSplitBuffers) * kParts * g.plane_stride);
       for (int e = tid; e < ring.elems; e += Cfg::kThreads)
         split_tf32(raw[e], dst[e], dst[g.plane_stride + e], dst[2 * g.plane_stride + e]);
     }
@@ -188,7 +188,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   auto put = [&](FragA* rA, int v, int s, const char* plane, int off) __attribute__((always_inline)) {
     if constexpr (Cfg::kSplitPlanes) {
       CUTE_UNROLL
-      for (int q = 0; q < 3; ++q)
+      for (int q = 0; q < kParts; ++q)
         rA[q](v, 0, s) = *reinterpret_cast<const cutlass::tfloat32_t*>(plane + q * slot_bytes + off);
     } else if constexpr (Cfg::kSplit3x) {
       split_tf32(*reinterpret_cast<const float*>(plane + off), rA[0](v, 0, s), rA[1](v, 0, s), rA[2](v, 0, s));
@@ -285,7 +285,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     split_plane(u_c);
     __syncthreads();  // plane i is in its slot (kSplitPlanes: its split buffer) for every thread
 
-    const char* slot = Cfg::kSplitPlanes ? splits + (u % 2) * 3 * slot_bytes : planes + u * slot_bytes;
+    const char* slot = Cfg::kSplitPlanes ? splits + (u % Cfg::kSplitBuffers) * kParts * slot_bytes
+                                         : planes + u * slot_bytes;
     FragA* rA = tCrA[u % kABuf];
     const int d_fold = i - KR;                 // completed by plane i - 1
     Acc& a_fold = acc[(u + 1) % kAcc];         // = (u - KR) mod kAcc

@@ -22,10 +22,10 @@ inline int sm_count() {
 
 template <class Cfg>
 Fit plan_config(const Params& p, int max_smem_bytes, WgGeometry* g) {
-  if ((p.c_out + Cfg::kN - 1) / Cfg::kN > Cfg::kMaxCluster) return Fit::kTooManyChannels;
   if (p.c_in > 4096 || p.k_p > 64) return Fit::kSharedMemory;  // keeps int geometry small
   if (p.k_r != Cfg::kKR || p.k_q > Cfg::kMaxKQ) return Fit::kSharedMemory;
   *g = make_wg_geometry<Cfg>(p, sm_count());
+  if (g->n_split > Cfg::kMaxCluster) return Fit::kTooManyChannels;  // one cluster per tile
   if ((g->chunks == 1) != Cfg::kOneChunk) return Fit::kSharedMemory;  // with_config picks it
   if (g->smem_bytes > max_smem_bytes) return Fit::kSharedMemory;
   if (g->b_tiles * Cfg::kWeightCopies > 4096) return Fit::kSharedMemory;  // SmemLayoutB's tiles
