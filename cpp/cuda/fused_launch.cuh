@@ -6,6 +6,7 @@
 #include <climits>
 
 #include "cuda/fused_kernel.cuh"
+#include "cuda/smem_opt_in.cuh"
 
 namespace fusedconv::fused {
 
@@ -23,19 +24,8 @@ Fit plan_config(const Params& p, int max_smem_bytes, Geometry* best) {
 
 template <class Cfg>
 cudaError_t launch_config(const Params& p, const Geometry& g, cudaStream_t stream) {
-  auto kernel = fused_conv_min_softmax_kernel<Cfg>;
-  if (g.smem_bytes > 48 * 1024) {
-    // Raise the opt-in limit once per device (a host-side attribute: no sync, graph-safe).
-    static int raised_to[64] = {};
-    int device = 0;
-    cudaError_t err = cudaGetDevice(&device);
-    if (err != cudaSuccess) return err;
-    if (device >= 64 || raised_to[device] < g.smem_bytes) {
-      err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, g.smem_bytes);
-      if (err != cudaSuccess) return err;
-      if (device < 64) raised_to[device] = g.smem_bytes;
-    }
-  }
+  constexpr auto kernel = fused_conv_min_softmax_kernel<Cfg>;
+  if (const cudaError_t err = allow_dynamic_smem<kernel>(g.smem_bytes); err != cudaSuccess) return err;
   const int blocks = p.batch * g.tiles_p * g.tiles_q;
   kernel<<<blocks, Cfg::kThreads, g.smem_bytes, stream>>>(p, g);
   return cudaGetLastError();

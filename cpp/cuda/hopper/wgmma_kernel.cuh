@@ -167,8 +167,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   }
 
   const char* planes = reinterpret_cast<const char*>(sPlanes);
-  const char* splits = reinterpret_cast<const char*>(sSplit);
   const int slot_bytes = int(sizeof(Element)) * g.plane_stride;
+  // kSplitPlanes: the split buffer of ring slot u (written by split_plane, read by the gather).
+  auto split_buffer = [&](int u) { return sSplit + (u % Cfg::kSplitBuffers) * kParts * g.plane_stride; };
 
   // kSplitPlanes: this thread's elements of ring slot u (the ones its own cp.async copied,
   // so complete after its cp_async_wait, before any barrier) split into (big, cross, small)
@@ -178,7 +179,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     if constexpr (Cfg::kSplitPlanes) {
       constexpr int u = decltype(u_c)::value;
       const float* raw = ring.slot(u);
-      auto* dst = reinterpret_cast<cutlass::tfloat32_t*>(sSplit + (u % Cfg::kSplitBuffers) * kParts * g.plane_stride);
+      auto* dst = reinterpret_cast<cutlass::tfloat32_t*>(split_buffer(u));
       for (int e = tid; e < ring.elems; e += Cfg::kThreads)
         split_tf32(raw[e], dst[e], dst[g.plane_stride + e], dst[2 * g.plane_stride + e]);
     }
@@ -285,7 +286,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     split_plane(u_c);
     __syncthreads();  // plane i is in its slot (kSplitPlanes: its split buffer) for every thread
 
-    const char* slot = Cfg::kSplitPlanes ? splits + (u % Cfg::kSplitBuffers) * kParts * slot_bytes
+    const char* slot = Cfg::kSplitPlanes ? reinterpret_cast<const char*>(split_buffer(u))
                                          : planes + u * slot_bytes;
     FragA* rA = tCrA[u % kABuf];
     const int d_fold = i - KR;                 // completed by plane i - 1

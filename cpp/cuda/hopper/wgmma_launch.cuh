@@ -7,6 +7,7 @@
 
 #include "cuda/hopper/wgmma_entry.h"
 #include "cuda/hopper/wgmma_kernel.cuh"
+#include "cuda/smem_opt_in.cuh"
 
 namespace fusedconv::fused::hopper {
 
@@ -35,19 +36,8 @@ Fit plan_config(const Params& p, int max_smem_bytes, WgGeometry* g) {
 
 template <class Cfg>
 cudaError_t launch_config(const Params& p, const WgGeometry& g, cudaStream_t stream) {
-  auto kernel = wgmma_conv_min_softmax_kernel<Cfg>;
-  if (g.smem_bytes > 48 * 1024) {
-    // Raise the opt-in limit once per device (a host-side attribute: no sync, graph-safe).
-    static int raised_to[64] = {};
-    int device = 0;
-    cudaError_t err = cudaGetDevice(&device);
-    if (err != cudaSuccess) return err;
-    if (device >= 64 || raised_to[device] < g.smem_bytes) {
-      err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, g.smem_bytes);
-      if (err != cudaSuccess) return err;
-      if (device < 64) raised_to[device] = g.smem_bytes;
-    }
-  }
+  constexpr auto kernel = wgmma_conv_min_softmax_kernel<Cfg>;
+  if (const cudaError_t err = allow_dynamic_smem<kernel>(g.smem_bytes); err != cudaSuccess) return err;
   // The n_split x r_split CTAs of one tile form a cluster (consecutive blockIdx.x).
   const int cluster_ctas = g.n_split * g.r_split;
   cudaLaunchConfig_t config = {};
