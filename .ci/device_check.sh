@@ -110,6 +110,7 @@ BENCH=$OUT/bench.log; : > "$BENCH"
   timeout 60 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --graph
   timeout 45 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --shape 1,3,24,24,32,32,3 --graph
   timeout 45 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --shape 16,16,64,16,64,64,3
+  timeout 45 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --shape 128,3,64,24,32,32,3 --graph
   [ -z "${FAST:-}" ] || timeout 45 python3 -m fusedconv.bench --compile "" --dtype float32 --shape 128,3,24,3,32,32,3 --graph
   timeout 60 python3 -m fusedconv.bench --backward --dtype float32 --iters 20
   [ -n "${QUICK:-}" ] && [ -z "${SWEEP:-}" ] || timeout 90 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --sweep batch --batches 8,64,256,1024 --graph --plot "$OUT/batch.png" --iters 50

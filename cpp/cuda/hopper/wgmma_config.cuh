@@ -75,9 +75,11 @@ struct WgmmaConfig {
   static constexpr int kSplitBuffers = 2;
   static constexpr int kSplitPlaneCount = kSplitPlanes ? kSplitBuffers * kWeightCopies : 0;
   // CTAs per SM the register budget must allow (65536 / (128 * kMinBlocks) registers).
-  // 16-bit N = 32 fits 168 registers without spills (TF32 N = 32 would spill 68 B).
+  // More CTAs hide more of each plane's latency chain (H200 lab): TF32 N = 32 in one chunk
+  // spills 68 B at 168 registers and still gains (113 -> 106 µs at C_out = 32, 249 -> 212
+  // at 64); 16-bit N = 24 fits 128 (99 -> 84 µs, bf16 reference); 3xTF32 needs ~234.
   static constexpr int kMinBlocks =
-      (kSplit3x || (kN > 24 && sizeof(ValA) == 4)) ? 2 : (kN > 8 ? 3 : 4);
+      kSplit3x ? 2 : (kN <= 8 || (sizeof(ValA) == 2 && kN <= 24)) ? 4 : 3;
   // Largest R split. Measured on the H200 (B=1 reference, TF32): 10.4 µs at 4, 12.1 at 8
   // (each CTA reads k_r - 1 extra planes; more, shorter CTAs cost more).
   static constexpr int kMaxSplit = 4;
