@@ -75,11 +75,13 @@ struct WgmmaConfig {
   static constexpr int kSplitBuffers = 2;
   static constexpr int kSplitPlaneCount = kSplitPlanes ? kSplitBuffers * kWeightCopies : 0;
   // CTAs per SM the register budget must allow (65536 / (128 * kMinBlocks) registers).
-  // More CTAs hide more of each plane's latency chain (H200 lab): TF32 N = 32 in one chunk
-  // spills 68 B at 168 registers and still gains (113 -> 106 µs at C_out = 32, 249 -> 212
-  // at 64); 16-bit N = 24 fits 128 (99 -> 84 µs, bf16 reference); 3xTF32 needs ~234.
+  // More CTAs per SM mean fewer, fuller waves and more overlap (H200 lab): TF32 N = 32 in
+  // one chunk spills 68 B at 168 registers and still gains (113 -> 106 µs at C_out = 32,
+  // 249 -> 212 at 64), TF32 N = 16 spills 40 B at 128 and gains (83 -> 73 µs at C_out = 16);
+  // 16-bit N = 24 fits 128 (99 -> 84 µs, bf16 reference); TF32 N = 24 and 16-bit N = 32 lose
+  // at 128 (120 B spilled each); 3xTF32 needs ~234.
   static constexpr int kMinBlocks =
-      kSplit3x ? 2 : (kN <= 8 || (sizeof(ValA) == 2 && kN <= 24)) ? 4 : 3;
+      kSplit3x ? 2 : (kN <= 16 || (sizeof(ValA) == 2 && kN <= 24)) ? 4 : 3;
   // Largest R split. Measured on the H200 (B=1 reference, TF32): 10.4 µs at 4, 12.1 at 8
   // (each CTA reads k_r - 1 extra planes; more, shorter CTAs cost more).
   static constexpr int kMaxSplit = 4;
