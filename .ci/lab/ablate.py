@@ -23,8 +23,21 @@ rep("      if (d_fold >= d_begin) fold(a_fold, d_fold);\n    } else {",
     "      if (!LAB_NOFOLD && d_fold >= d_begin) fold(a_fold, d_fold);\n    } else {")
 rep("    __syncthreads();  // plane i is in its slot (kSplitPlanes: its split buffer) for every thread\n",
     "    if (!LAB_NOSYNC) __syncthreads();\n")
+# LAB_TIMELINE: thread 0 of each CTA records its start and end (%globaltimer, before the
+# output stores) and its SM in lab_timeline (kernel_lab.cu prints the summary).
+rep("  const int tid = threadIdx.x;\n",
+    "  const int tid = threadIdx.x;\n#if LAB_TIMELINE\n  const unsigned long long lab_t0 = lab_clock();\n#endif\n")
+rep("  if (r_rank != 0) return;\n",
+    "#if LAB_TIMELINE\n  if (tid == 0 && blockIdx.x < kLabTimelineCtas) {\n"
+    "    unsigned sm;\n    asm volatile(\"mov.u32 %0, %%smid;\" : \"=r\"(sm));\n"
+    "    lab_timeline[3 * blockIdx.x] = lab_t0;\n    lab_timeline[3 * blockIdx.x + 1] = lab_clock();\n"
+    "    lab_timeline[3 * blockIdx.x + 2] = sm;\n  }\n#endif\n  if (r_rank != 0) return;\n")
 defs = "".join(f"#ifndef LAB_{n}\n#define LAB_{n} 0\n#endif\n" for n in
-               ["NOWG", "NOLOAD", "NOGATHER", "NOFOLD", "NOSYNC", "NOWEIGHTS"])
+               ["NOWG", "NOLOAD", "NOGATHER", "NOFOLD", "NOSYNC", "NOWEIGHTS", "TIMELINE"])
+defs += ("#if LAB_TIMELINE\nconstexpr int kLabTimelineCtas = 1 << 16;\n"
+         "__device__ unsigned long long lab_timeline[3 * kLabTimelineCtas];\n"
+         "__device__ __forceinline__ unsigned long long lab_clock() {\n"
+         "  unsigned long long t;\n  asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t));\n  return t;\n}\n#endif\n")
 s = s.replace("#include <cooperative_groups.h>", defs + "#include <cooperative_groups.h>", 1)
 open(f'{out}/cuda/hopper/wgmma_kernel.cuh', 'w').write(s)
 wf = open('cpp/cuda/hopper/wgmma_weights.cuh').read()

@@ -4,6 +4,8 @@
 // Run: ./lab B C_in C_out D H W k_r k_p k_q [check|rand [seed]]   (dim 2, contiguous)
 // Environment: LAB_RESIDENT (SMs the R split may fill), LAB_SMEM (pad shared memory),
 // LAB_NOPAIRS (16-bit: the register-staged ring instead of cp.async by pairs).
+// -DLAB_TIMELINE=1: one extra launch records each CTA's start, end and SM, and the lab prints
+// the span, the CTA durations and how many CTAs each SM held over time.
 // Inputs as the tests draw them (conftest.make_inputs): x and bias randn, weight randn /
 // sqrt(fan_in); "rand" draws uniform [0, 1) instead. "check" and "rand" compare batch index 0
 // with a float64 reference on the host: err = max abs error / max |reference| (the tests'
@@ -122,6 +124,45 @@ int main(int argc, char** argv) {
     ts.push_back(ms * 1000.f / n);
   }
   std::sort(ts.begin(), ts.end());
+#if LAB_TIMELINE
+  {  // one more launch: each CTA's start, end and SM (ablate.py's LAB_TIMELINE)
+    p.x = dx[0];
+    CK(launch_config<Cfg>(p, g, st));
+    CK(cudaStreamSynchronize(st));
+    const int grid = p.batch * g.tiles_p * g.tiles_q * g.n_split * g.r_split;
+    const int n = std::min(grid, kLabTimelineCtas);
+    std::vector<unsigned long long> tl(3 * size_t(n));
+    CK(cudaMemcpyFromSymbol(tl.data(), lab_timeline, tl.size() * sizeof(tl[0])));
+    unsigned long long t_lo = ~0ull, t_hi = 0, last_start = 0;
+    std::vector<double> dur(n);
+    std::vector<int> per_sm(sms, 0);
+    for (int i = 0; i < n; ++i) {
+      t_lo = std::min(t_lo, tl[3 * i]);
+      t_hi = std::max(t_hi, tl[3 * i + 1]);
+      last_start = std::max(last_start, tl[3 * i]);
+      dur[i] = 1e-3 * double(tl[3 * i + 1] - tl[3 * i]);
+      if (tl[3 * i + 2] < unsigned(sms)) ++per_sm[tl[3 * i + 2]];
+    }
+    const double span = 1e-3 * double(t_hi - t_lo);
+    double busy = 0;
+    for (double d : dur) busy += d;
+    std::vector<double> sorted = dur;
+    std::sort(sorted.begin(), sorted.end());
+    printf("TIMELINE %d CTAs: span %.2f us, last CTA starts at %.2f us; CTA us p10 %.2f median %.2f p90 %.2f "
+           "max %.2f; CTAs per SM %d..%d; mean resident CTAs per SM %.2f\n",
+           n, span, 1e-3 * double(last_start - t_lo), sorted[n / 10], sorted[n / 2], sorted[9 * n / 10],
+           sorted[n - 1], *std::min_element(per_sm.begin(), per_sm.end()),
+           *std::max_element(per_sm.begin(), per_sm.end()), busy / (sms * span));
+    printf("TIMELINE resident CTAs per SM at 5%%, 15%%, .. 95%% of the span:");
+    for (int k = 0; k < 10; ++k) {
+      const unsigned long long t = t_lo + (unsigned long long)((k + 0.5) / 10 * double(t_hi - t_lo));
+      int running = 0;
+      for (int i = 0; i < n; ++i) running += tl[3 * i] <= t && t < tl[3 * i + 1];
+      printf(" %.2f", double(running) / sms);
+    }
+    printf("\n");
+  }
+#endif
   double err = -1, elerr = -1, err32 = -1;
   if (check) {  // float64 reference for batch index 0
     p.x = dx[0];
