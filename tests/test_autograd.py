@@ -6,7 +6,16 @@ import pytest
 import torch
 
 import fusedconv  # noqa: F401
-from conftest import DEVICES, cudnn_without_tf32, eager, float32_precision, make_inputs, reference, rel_err
+from conftest import (
+    DEVICES,
+    cudnn_without_tf32,
+    eager,
+    float32_precision,
+    make_inputs,
+    make_inputs_without_near_ties,
+    reference,
+    rel_err,
+)
 
 # (B, C_in, C_out, D, H, W, kD, kH, kW): small, odd, non-cubic, kernels of different extents.
 GRADCHECK_SHAPES = [(2, 2, 3, 5, 6, 4, 2, 3, 2), (1, 3, 2, 4, 3, 5, 3, 1, 2)]
@@ -31,28 +40,14 @@ def _grads_impl(fn, x, w, b, dim, grad_y):
     return torch.autograd.grad(y, leaves, grad_y)
 
 
-def _inputs_without_near_ties(shape, with_bias, dim, device, gap=1e-4):
-    """Random float64 inputs whose min along `dim` beats the runner-up of every column by
-    `gap`. The min is not differentiable at a tie: gradcheck's finite differences (eps 1e-6
-    moves a conv value by up to ~1e-5) would flip a near-tie's argmin and fail at random
-    (seen once on the H200, 2026-11-29). Ties themselves are tested below."""
-    for _ in range(100):
-        x, w, b = make_inputs(shape, dtype=torch.float64, device=device, bias=with_bias)
-        conv = torch.nn.functional.conv3d(x, w, b)
-        if conv.shape[dim] < 2:
-            return x, w, b
-        two = conv.topk(2, dim=dim, largest=False).values  # sorted: min, runner-up
-        if (two.narrow(dim, 1, 1) - two.narrow(dim, 0, 1)).min() > gap:
-            return x, w, b
-    raise AssertionError("no random inputs without near-ties in 100 draws")
-
-
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dim", [2, 3, 4, -2])
 @pytest.mark.parametrize("with_bias", [True, False])
 @pytest.mark.parametrize("shape", GRADCHECK_SHAPES)
 def test_gradcheck_float64(shape, with_bias, dim, device):
-    x, w, b = _inputs_without_near_ties(shape, with_bias, dim, device)
+    x, w, b = make_inputs_without_near_ties(
+        shape, [dim], gap=1e-4, dtype=torch.float64, device=device, bias=with_bias
+    )
     inputs = [x.requires_grad_(), w.requires_grad_()] + ([b.requires_grad_()] if with_bias else [])
     fn = (lambda x, w, b: _fused(x, w, b, dim)) if with_bias else (lambda x, w: _fused(x, w, None, dim))
     assert torch.autograd.gradcheck(fn, inputs, eps=1e-6, atol=1e-7, rtol=1e-5)
@@ -274,9 +269,8 @@ def test_nan_input_gives_nan_grads_like_eager(device):
 )
 @pytest.mark.parametrize("device", DEVICES)
 def test_grads_for_large_channel_counts_and_long_axes(shape, dim, device):
-    # Float32 against float64: a near-tie within the float32 conv's error (~1e-6) may take the
-    # other argmin and move a column's gradient (seen once on the H200, 2026-11-29 19:55 UTC).
-    x, w, b = (t.float() for t in _inputs_without_near_ties(shape, True, dim, device, gap=1e-5))
+    # Float32 against float64 (a flipped near-tie was seen once on the H200, 2026-11-29 19:55 UTC).
+    x, w, b = make_inputs_without_near_ties(shape, [dim], gap=1e-5, device=device)
     grad_y = torch.randn(reference(x, w, b, dim).shape, device=device)
     ours = _grads(_fused, x, w, b, dim, grad_y)
     exact = _grads(eager, x.double(), w.double(), b.double(), dim, grad_y.double())
