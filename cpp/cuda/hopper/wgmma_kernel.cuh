@@ -357,12 +357,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
         const float* peer_min = cluster.map_shared_rank(sRedMin, rank + r);
         const int* peer_arg = cluster.map_shared_rank(sRedArg, rank + r);
         CUTE_UNROLL
-        for (int v = 0; v < kVals; ++v) {
-          const float val = peer_min[v * Cfg::kThreads + tid], m = tCrMin(v);
-          const bool take = min_takes(val, m);
-          tCrMin(v) = take ? val : m;
-          tCrArg(v) = take ? peer_arg[v * Cfg::kThreads + tid] : tCrArg(v);
-        }
+        for (int v = 0; v < kVals; ++v)
+          min_update(tCrMin(v), tCrArg(v), peer_min[v * Cfg::kThreads + tid], peer_arg[v * Cfg::kThreads + tid]);
       }
     }
   }
