@@ -107,13 +107,13 @@ elif [ -n "${PROFILE:-}" ]; then note "ncu: not found"; fi
 # ---- benchmarks and the main job -----------------------------------------------------------
 BENCH=$OUT/bench.log; : > "$BENCH"
 [ -n "${NO_BENCH:-}" ] || {
-  timeout 60 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --graph
+  timeout 90 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --graph
   timeout 45 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --shape 1,3,24,24,32,32,3 --graph
   timeout 45 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --shape 16,16,64,16,64,64,3
   timeout 45 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --shape 128,3,64,24,32,32,3 --graph
   [ -z "${FAST:-}" ] || timeout 45 python3 -m fusedconv.bench --compile "" --dtype float32 --shape 128,3,24,3,32,32,3 --graph
   timeout 60 python3 -m fusedconv.bench --backward --dtype float32 --iters 20
-  [ -n "${QUICK:-}" ] && [ -z "${SWEEP:-}" ] || timeout 90 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --sweep batch --batches 8,64,256,1024 --graph --plot "$OUT/batch.png" --iters 50
+  [ -n "${QUICK:-}" ] && [ -z "${SWEEP:-}" ] || timeout 120 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --sweep batch --batches 8,64,256,1024 --graph --plot "$OUT/batch.png" --iters 50
 } > "$BENCH" 2>&1
 note "bench (no compile) done after $(elapsed) s"
 timeout 60 python3 -m fusedconv > "$OUT/main_job.log" 2>&1

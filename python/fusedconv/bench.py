@@ -1,8 +1,9 @@
 """Benchmark: ``python -m fusedconv.bench`` (eager vs torch.compile vs fusedconv).
 
 GPU (default): rows are eager PyTorch, torch.compile (default and max-autotune) and
-fusedconv in each precision mode: float32 "highest" (3xTF32), "high" (TF32), and bfloat16
-rows when --dtype includes it. Columns: median µs (CUDA events, median of --iters runs after
+fusedconv in each precision mode: float32 "highest" (3xTF32), "high" (TF32), eager and
+fusedconv on float32 tensors under torch.autocast(bfloat16) (an AMP model, casts included),
+and bfloat16 rows when --dtype includes it. Columns: median µs (CUDA events, median of --iters runs after
 warm-up, rotating over --buffers input sets so L2 does not hold the input), speedup vs the
 eager row of the same dtype, achieved TFLOP/s (useful conv FLOPs), fraction of the floor
 (floor = max(bytes / bandwidth, FLOPs / rate of the row's arithmetic), rates measured on an
@@ -96,6 +97,14 @@ def make_buffers(shape, dtype, device, count, seed=0):
     return [(x, wt, bias) for x in xs]
 
 
+def under_autocast(fn, dtype=torch.bfloat16):
+    """fn called inside torch.autocast("cuda", dtype)."""
+    def call(x, w, b, dim):
+        with torch.autocast("cuda", dtype=dtype):
+            return fn(x, w, b, dim)
+    return call
+
+
 def gpu_rows(shape, dim, dtypes, iters, buffers, compile_modes, graph=False):
     rows = []
     for dname in dtypes:
@@ -111,6 +120,10 @@ def gpu_rows(shape, dim, dtypes, iters, buffers, compile_modes, graph=False):
         if dtype == torch.float32:
             variants.append(("fusedconv highest", "highest", torch.ops.fusedconv.forward, "3xtf32"))
             variants.append(("fusedconv high", "high", torch.ops.fusedconv.forward, "tf32"))
+            # An AMP model: float32 tensors under torch.autocast(bfloat16), casts included.
+            variants.append(("eager autocast-bf16", "highest", under_autocast(composite), "bf16"))
+            variants.append(("fusedconv autocast-bf16", "highest",
+                             under_autocast(torch.ops.fusedconv.forward), "bf16"))
         else:
             variants.append((f"fusedconv {dname}", "highest", torch.ops.fusedconv.forward, "bf16"))
         eager_us = None
