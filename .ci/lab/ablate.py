@@ -16,13 +16,35 @@ rep("        if constexpr (Cfg::kSplit3x) {  // small terms first; small*small d
     "        if constexpr (Cfg::kSplit3x && !LAB_NOWG) {  // small terms first; small*small dropped")
 rep("      if (next < i_end) ring.load_async(tid, src_next, next_slot);",
     "      if (!LAB_NOLOAD && next < i_end) ring.load_async(tid, src_next, next_slot);")
+# LAB_NOARG: argmin tracking compiled out (an inference-only kernel: its registers freed).
+rep("  const bool track_argmin = p.argmin != nullptr;\n",
+    "#if LAB_NOARG\n  constexpr bool track_argmin = false;\n#else\n  const bool track_argmin = p.argmin != nullptr;\n#endif\n")
+rep("      sRedArg[v * Cfg::kThreads + tid] = tCrArg(v);\n",
+    "      sRedArg[v * Cfg::kThreads + tid] = LAB_NOARG ? 0 : tCrArg(v);\n")
+# LAB_AOFF16: the fast path's A byte offsets (< 64 KB) two per register.
+rep("  int a_off[kChunk][kValsA];\n",
+    "#if LAB_AOFF16\n  uint32_t a_off2[kChunk][(kValsA + 1) / 2] = {};\n"
+    "  auto a_off_at = [&](int s, int v) { return int((a_off2[s][v / 2] >> (16 * (v % 2))) & 0xffffu); };\n"
+    "#else\n  int a_off[kChunk][kValsA];\n  auto a_off_at = [&](int s, int v) { return a_off[s][v]; };\n#endif\n")
+rep("      a_off[s][v] = Cfg::kOneChunk ? a_thread + sKoff[get<1>(tCcA(v, 0, s))] : 0;\n",
+    "#if LAB_AOFF16\n      a_off2[s][v / 2] |= uint32_t(Cfg::kOneChunk ? a_thread + sKoff[get<1>(tCcA(v, 0, s))] : 0) << (16 * (v % 2));\n"
+    "#else\n      a_off[s][v] = Cfg::kOneChunk ? a_thread + sKoff[get<1>(tCcA(v, 0, s))] : 0;\n#endif\n")
 rep("        put(rA, v, s, slot, a_off[s][v] + a_row_bytes(v, s));",
-    "        if (LAB_NOGATHER) { for (int q = 0; q < kParts; ++q) rA[q](v, 0, s) = ValA(__int_as_float(a_off[s][v] + v)); }\n"
-    "        else put(rA, v, s, slot, a_off[s][v] + a_row_bytes(v, s));")
+    "        put(rA, v, s, slot, a_off_at(s, v) + a_row_bytes(v, s));")
+rep("        put(rA, v, s, slot, a_off_at(s, v) + a_row_bytes(v, s));",
+    "        if (LAB_NOGATHER) { for (int q = 0; q < kParts; ++q) rA[q](v, 0, s) = ValA(__int_as_float(a_off_at(s, v) + v)); }\n"
+    "        else put(rA, v, s, slot, a_off_at(s, v) + a_row_bytes(v, s));")
 rep("      if (d_fold >= d_begin) fold(a_fold, d_fold);\n    } else {",
     "      if (!LAB_NOFOLD && d_fold >= d_begin) fold(a_fold, d_fold);\n    } else {")
 rep("    __syncthreads();  // plane i is in its slot (kSplitPlanes: its split buffer) for every thread\n",
     "    if (!LAB_NOSYNC) __syncthreads();\n")
+# LAB_NOLOOP: no plane loop; LAB_NOEPI: no softmax or stores (one store kept so that the
+# loop is not dead code): with the other switches they split the per-CTA skeleton.
+rep("  {  // the plane loop: whole periods of kSlots planes, then the partial last one\n",
+    "  if (!LAB_NOLOOP) {  // the plane loop\n")
+rep("  // ---- epilogue: softmax over the channels of each position (one quad holds a row) ------\n",
+    "#if LAB_NOEPI\n  if (tCrMin(0) == -1.2345f) static_cast<float*>(p.y)[tid] = tCrMin(1);\n  return;\n#endif\n"
+    "  // ---- epilogue: softmax over the channels of each position (one quad holds a row) ------\n")
 # LAB_TIMELINE: thread 0 of each CTA records its start and end (%globaltimer, before the
 # output stores) and its SM in lab_timeline (kernel_lab.cu prints the summary).
 rep("  const int tid = threadIdx.x;\n",
@@ -33,7 +55,7 @@ rep("  if (r_rank != 0) return;\n",
     "    lab_timeline[3 * blockIdx.x] = lab_t0;\n    lab_timeline[3 * blockIdx.x + 1] = lab_clock();\n"
     "    lab_timeline[3 * blockIdx.x + 2] = sm;\n  }\n#endif\n  if (r_rank != 0) return;\n")
 defs = "".join(f"#ifndef LAB_{n}\n#define LAB_{n} 0\n#endif\n" for n in
-               ["NOWG", "NOLOAD", "NOGATHER", "NOFOLD", "NOSYNC", "NOWEIGHTS", "TIMELINE"])
+               ["NOWG", "NOLOAD", "NOGATHER", "NOFOLD", "NOSYNC", "NOWEIGHTS", "TIMELINE", "NOARG", "AOFF16", "NOLOOP", "NOEPI"])
 defs += ("#if LAB_TIMELINE\nconstexpr int kLabTimelineCtas = 1 << 16;\n"
          "__device__ unsigned long long lab_timeline[3 * kLabTimelineCtas];\n"
          "__device__ __forceinline__ unsigned long long lab_clock() {\n"
