@@ -19,7 +19,9 @@ def conv3d_min_softmax(
     Returns:
         (B, C_out, ...) with the ``dim`` axis of the conv output removed, in x's dtype.
         The conv is stride 1, no padding. float32 precision follows
-        ``torch.get_float32_matmul_precision()`` (see README).
+        ``torch.get_float32_matmul_precision()`` (see README). Under ``torch.autocast``
+        the inputs are cast as for ``conv3d`` and the output takes ``softmax``'s autocast
+        dtype (float32 on CUDA), as in the unfused pattern.
     """
     return torch.ops.fusedconv.forward(x, weight, bias, dim)
 
