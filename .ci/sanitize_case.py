@@ -22,6 +22,10 @@ for shape in cases:
             if hasattr(torch.ops.fusedconv, "backward") and dtype == torch.float32:
                 xs = [t.clone().requires_grad_() for t in (x, wt, b)]
                 torch.ops.fusedconv.forward(*xs, dim).sum().backward()
+            if dtype == torch.float32 and prec == "high":  # the autocast kernel (float32 data)
+                with torch.autocast("cuda", dtype=torch.bfloat16):
+                    path += " | autocast " + torch.ops.fusedconv.kernel_path(x, wt, b, dim)
+                    torch.ops.fusedconv.forward(x, wt, b, dim)
             torch.cuda.synchronize()
             print(shape, dtype, prec, dim, path, tuple(y.shape), flush=True)
 print("sanitize_case: done")

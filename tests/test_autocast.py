@@ -1,8 +1,10 @@
-"""torch.autocast: the op behaves like the eager pattern it replaces (cpp/common/autocast.cpp).
+"""torch.autocast: the op behaves like the eager pattern it replaces (cpp/common/autocast.h).
 
 Under autocast, conv3d casts its float32 inputs to the autocast dtype and softmax decides the
 output dtype (float32 on CUDA, the autocast dtype on CPU): the fused op must give the dtype
-eager gives, and exactly what it gives for the same inputs cast by hand.
+eager gives. Where it casts, it gives exactly what it gives for the inputs cast by hand; on
+CUDA, float32 inputs that need no gradient run the fused autocast kernel instead (float32
+data, 16-bit MMA operands: "cuda-wgmma-autocast-*"), within the 16-bit error bound of that.
 """
 from __future__ import annotations
 
@@ -10,7 +12,15 @@ import pytest
 import torch
 
 import fusedconv
-from conftest import DEVICES, make_inputs, reference, rel_err, rel_tol
+from conftest import (
+    DEVICES,
+    assert_nonfinite_match,
+    make_inputs,
+    reference,
+    rel_err,
+    rel_tol,
+    requires_cuda,
+)
 
 # (B, C_in, C_out, D, H, W, kD, kH, kW): odd sizes, C_out > 32 (two channel groups on a GPU).
 SHAPES = [(2, 3, 5, 7, 9, 11, 3, 3, 3), (1, 4, 33, 6, 7, 5, 3, 2, 1)]
@@ -20,6 +30,14 @@ LOW_DTYPES = [torch.bfloat16, torch.float16]
 
 def _op(x, w, b, dim=2):
     return torch.ops.fusedconv.forward(x, w, b, dim)
+
+
+def _fused_autocast(path):
+    return path.startswith("cuda-wgmma-autocast-")
+
+
+def _hopper():
+    return torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 
 
 def _eager_pattern(x, w, b, dim):
@@ -43,12 +61,15 @@ def test_output_follows_eager_under_autocast(shape, dim, low, device):
     theirs = _eager_under_autocast(device, low, x, w, b, dim)
     with torch.autocast(device, dtype=low):
         ours = _op(x, w, b, dim)
+        path = fusedconv.kernel_path(x, w, b, dim)
     assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
-    # Exactly the op on the inputs cast by hand (autocast adds nothing else)...
     by_hand = _op(x.to(low), w.to(low), b.to(low), dim).to(ours.dtype)
-    assert torch.equal(ours, by_hand)
-    # ...which is within the low-precision bound of float64 on those cast inputs, and so
-    # within twice that of eager under autocast (whose conv output is rounded to `low`).
+    if _fused_autocast(path):  # x and w rounded like the casts; bias and y not rounded
+        assert rel_err(ours, by_hand) <= rel_tol(low)
+    else:  # exactly the op on the inputs cast by hand (autocast adds nothing else)
+        assert torch.equal(ours, by_hand)
+    # Within the low-precision bound of float64 on the cast inputs, and so within twice
+    # that of eager under autocast (whose conv output is rounded to `low`).
     exact = reference(x.to(low), w.to(low), b.to(low), dim)
     assert rel_err(ours, exact) <= rel_tol(low)
     assert rel_err(ours, theirs) <= 2 * rel_tol(low)
@@ -70,9 +91,17 @@ def test_kernel_path_names_the_kernel_autocast_runs(device):
     x, w, b = make_inputs(SHAPES[0], device=device)
     with torch.autocast(device, dtype=torch.bfloat16):
         inside = fusedconv.kernel_path(x, w, b)
-    assert inside == fusedconv.kernel_path(x.bfloat16(), w.bfloat16(), b.bfloat16())
-    if device == "cuda":
-        assert inside.endswith("bf16") and not fusedconv.kernel_path(x, w, b).endswith("bf16")
+    cast_path = fusedconv.kernel_path(x.bfloat16(), w.bfloat16(), b.bfloat16())
+    if device == "cuda" and _hopper():
+        assert inside == "cuda-wgmma-autocast-bf16"
+    else:
+        assert inside == cast_path
+    # Inputs that need a gradient take the casts (the backward sees 16-bit inputs).
+    w.requires_grad_(True)
+    with torch.autocast(device, dtype=torch.bfloat16):
+        assert fusedconv.kernel_path(x, w, b) == cast_path
+        with torch.no_grad():
+            assert fusedconv.kernel_path(x, w, b) == inside
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -97,3 +126,38 @@ def test_compiled_op_under_autocast_cpu():
     with torch.autocast("cpu", dtype=torch.bfloat16):
         got, want = compiled(x, w, b), _op(x, w, b)
     assert got.dtype == want.dtype == torch.bfloat16 and torch.equal(got, want)
+
+
+@requires_cuda
+def test_fused_autocast_falls_back_to_casting():
+    # k_r = 4: more than the wgmma kernel takes along the reduced axis.
+    x, w, b = make_inputs((2, 3, 5, 7, 9, 11, 4, 3, 3), device="cuda")
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        ours = _op(x, w, b)
+        assert not _fused_autocast(fusedconv.kernel_path(x, w, b))
+    assert torch.equal(ours, _op(x.bfloat16(), w.bfloat16(), b.bfloat16()).float())
+
+
+@requires_cuda
+@pytest.mark.parametrize("low", LOW_DTYPES, ids=["bf16", "fp16"])
+def test_fused_autocast_nonfinite_and_determinism(low):
+    x, w, b = make_inputs((2, 3, 7, 6, 9, 10, 3, 3, 3), device="cuda")
+    x[0, 1, 2, 3, 4] = float("nan")
+    x[1, 0, 4, 5, 6] = float("inf")
+    x[1, 2, 0, 1, 1] = -float("inf")
+    with torch.autocast("cuda", dtype=low):
+        ours, again = _op(x, w, b), _op(x, w, b)
+    by_hand = _op(x.to(low), w.to(low), b.to(low)).float()
+    assert torch.equal(torch.isnan(ours), torch.isnan(again)) and torch.equal(
+        ours.nan_to_num(), again.nan_to_num())
+    assert assert_nonfinite_match(ours, by_hand) <= rel_tol(low)
+
+
+@requires_cuda
+def test_compiled_op_under_autocast_cuda():
+    x, w, b = make_inputs(SHAPES[1], device="cuda")
+    compiled = torch.compile(_op, fullgraph=True, backend="aot_eager")
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        got, want = compiled(x, w, b), _op(x, w, b)
+    assert got.dtype == want.dtype == torch.float32
+    assert rel_err(got, want) <= rel_tol(torch.bfloat16)

@@ -40,6 +40,8 @@ std::string path_name(fused::Mode mode, fused::Family family) {
     case fused::Mode::k3xTF32: return std::string(prefix) + "3xtf32";
     case fused::Mode::kBF16: return std::string(prefix) + "bf16";
     case fused::Mode::kFP16: return std::string(prefix) + "fp16";
+    case fused::Mode::kBF16F32: return std::string(prefix) + "autocast-bf16";
+    case fused::Mode::kFP16F32: return std::string(prefix) + "autocast-fp16";
   }
   return "cuda-fused";
 }
@@ -92,11 +94,11 @@ struct Route {
   int max_smem = 0;
 };
 
-// Decides between fused kernel and composite; identical for forward and kernel_path.
+// Decides between fused kernel and composite for `mode` (nullopt: composite); identical for
+// forward and kernel_path. The autocast modes have the wgmma kernel only.
 Route route(const Problem& p, const at::Tensor& x, const at::Tensor& weight,
-            const std::optional<at::Tensor>& bias) {
+            const std::optional<at::Tensor>& bias, std::optional<fused::Mode> mode) {
   Route r;
-  const auto mode = fused_mode(x.scalar_type());
   if (!mode || p.batch == 0) return r;
   if (*mode == fused::Mode::k3xTF32 && p.c_in * p.k_d * p.k_h * p.k_w > kMax3xTF32Reduction) {
     return r;
@@ -126,19 +128,10 @@ Route route(const Problem& p, const at::Tensor& x, const at::Tensor& weight,
   return r;
 }
 
-}  // namespace
-
-at::Tensor forward_cuda_impl(const Problem& p, const at::Tensor& x, const at::Tensor& weight,
-                             const std::optional<at::Tensor>& bias, at::Tensor* argmin) {
-  const c10::cuda::CUDAGuard guard(x.device());
-  if (p.batch == 0) {
-    if (argmin != nullptr) *argmin = at::empty(p.output_sizes(), x.options().dtype(at::kInt));
-    return at::empty(p.output_sizes(), x.options());
-  }
-  Route r = route(p, x, weight, bias);
-  if (!r.mode) return composite_forward(x, weight, bias, p.dim, argmin);
-
-  at::Tensor y = at::empty(p.output_sizes(), x.options());
+// Runs a fused route (r.mode set): allocates y (and the argmin) in `y_options`.
+at::Tensor run_fused(Route& r, const Problem& p, const at::Tensor& x, const at::Tensor& weight,
+                     at::TensorOptions y_options, at::Tensor* argmin) {
+  at::Tensor y = at::empty(p.output_sizes(), y_options);
   r.params.y = y.data_ptr();
   if (argmin != nullptr) {
     *argmin = at::empty(p.output_sizes(), x.options().dtype(at::kInt));
@@ -153,11 +146,55 @@ at::Tensor forward_cuda_impl(const Problem& p, const at::Tensor& x, const at::Te
   return y;
 }
 
+// The autocast route: float32 data with `low` operands, on the wgmma kernel only.
+Route autocast_route(const Problem& p, const at::Tensor& x, const at::Tensor& weight,
+                     const std::optional<at::Tensor>& bias, at::ScalarType low) {
+  const bool float32 = x.scalar_type() == at::kFloat && weight.scalar_type() == at::kFloat &&
+                       (!bias.has_value() || bias->scalar_type() == at::kFloat);
+  if (!float32 || (low != at::kBFloat16 && low != at::kHalf)) return {};
+  Route r = route(p, x, weight, bias, low == at::kBFloat16 ? fused::Mode::kBF16F32 : fused::Mode::kFP16F32);
+  return r.family == fused::Family::kWgmma ? r : Route{};
+}
+
+}  // namespace
+
+at::Tensor forward_cuda_impl(const Problem& p, const at::Tensor& x, const at::Tensor& weight,
+                             const std::optional<at::Tensor>& bias, at::Tensor* argmin) {
+  const c10::cuda::CUDAGuard guard(x.device());
+  if (p.batch == 0) {
+    if (argmin != nullptr) *argmin = at::empty(p.output_sizes(), x.options().dtype(at::kInt));
+    return at::empty(p.output_sizes(), x.options());
+  }
+  Route r = route(p, x, weight, bias, fused_mode(x.scalar_type()));
+  if (!r.mode) return composite_forward(x, weight, bias, p.dim, argmin);
+  return run_fused(r, p, x, weight, x.options(), argmin);
+}
+
 std::string cuda_kernel_path(const Problem& p, const at::Tensor& x, const at::Tensor& weight) {
   // The bias never changes the route; pass an absent one.
   const c10::cuda::CUDAGuard guard(x.device());
-  const Route r = route(p, x, weight, std::nullopt);
+  const Route r = route(p, x, weight, std::nullopt, fused_mode(x.scalar_type()));
   return r.mode ? path_name(*r.mode, r.family) : "cuda-composite";
+}
+
+std::optional<at::Tensor> forward_cuda_autocast(const at::Tensor& x, const at::Tensor& weight,
+                                                const std::optional<at::Tensor>& bias, int64_t dim,
+                                                at::ScalarType low) {
+  const Problem p = check_inputs(x, weight, bias, dim);
+  const c10::cuda::CUDAGuard guard(x.device());
+  Route r = autocast_route(p, x, weight, bias, low);
+  if (!r.mode) return std::nullopt;
+  return run_fused(r, p, x, weight, x.options(), nullptr);
+}
+
+std::optional<std::string> cuda_kernel_path_autocast(const at::Tensor& x, const at::Tensor& weight,
+                                                     const std::optional<at::Tensor>& bias, int64_t dim,
+                                                     at::ScalarType low) {
+  const Problem p = check_inputs(x, weight, bias, dim);
+  const c10::cuda::CUDAGuard guard(x.device());
+  const Route r = autocast_route(p, x, weight, bias, low);
+  if (!r.mode) return std::nullopt;
+  return path_name(*r.mode, r.family);
 }
 
 namespace {

@@ -19,4 +19,15 @@ at::Tensor forward_cuda_impl(const Problem& p, const at::Tensor& x, const at::Te
 // Name of the path forward_cuda_impl takes for these inputs (see kernel_path in schema.cpp).
 std::string cuda_kernel_path(const Problem& p, const at::Tensor& x, const at::Tensor& weight);
 
+// torch.autocast on float32 inputs: the wgmma kernel on the float32 data with `low`
+// (bfloat16 or float16) MMA operands and a float32 y, in one launch; nullopt where that
+// kernel does not apply (the caller then casts, as autocast does). Validates like the op.
+std::optional<at::Tensor> forward_cuda_autocast(const at::Tensor& x, const at::Tensor& weight,
+                                                const std::optional<at::Tensor>& bias, int64_t dim,
+                                                at::ScalarType low);
+// Its kernel_path name, or nullopt where it does not apply.
+std::optional<std::string> cuda_kernel_path_autocast(const at::Tensor& x, const at::Tensor& weight,
+                                                     const std::optional<at::Tensor>& bias, int64_t dim,
+                                                     at::ScalarType low);
+
 }  // namespace fusedconv

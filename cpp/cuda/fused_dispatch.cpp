@@ -22,6 +22,7 @@ Fit plan_fused(const Params& p, Mode mode, Family family, int max_smem_bytes) {
     return Fit::kNotBuilt;
 #endif
   }
+  if (is_autocast_mode(mode)) return Fit::kNotBuilt;  // the wgmma kernel's modes only
   return by_mode(
       mode, [&](bool split3x) { return plan_f32(p, split3x, max_smem_bytes); },
       [&](bool bf16) { return plan_f16(p, bf16, max_smem_bytes); });
@@ -36,6 +37,7 @@ cudaError_t launch_fused(const Params& p, Mode mode, Family family, int max_smem
     return cudaErrorInvalidValue;
 #endif
   }
+  if (is_autocast_mode(mode)) return cudaErrorInvalidValue;
   return by_mode(
       mode, [&](bool split3x) { return launch_f32(p, split3x, max_smem_bytes, stream); },
       [&](bool bf16) { return launch_f16(p, bf16, max_smem_bytes, stream); });

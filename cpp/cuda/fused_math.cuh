@@ -50,7 +50,7 @@ __device__ __forceinline__ ValA to_mma(Element v) {
   if constexpr (cute::is_same_v<ValA, cutlass::tfloat32_t>) {
     return cutlass::tfloat32_t::bitcast(__float_as_uint(v));
   } else {
-    return v;
+    return ValA(v);  // a copy, or a rounding conversion when ValA is narrower
   }
 }
 

@@ -19,6 +19,8 @@ auto by_mode(Mode mode, F32&& f32, F16&& f16) {
     case Mode::k3xTF32: return f32(true);
     case Mode::kBF16: return f16(true);
     case Mode::kFP16: break;
+    case Mode::kBF16F32:  // wgmma only: plan_fused and launch_fused return before by_mode
+    case Mode::kFP16F32: break;
   }
   return f16(false);
 }

@@ -18,7 +18,14 @@ enum class Mode : int {
   k3xTF32 = 1,  // float32 in, big/small split, 3 TF32 MMAs ("highest")
   kBF16 = 2,    // bfloat16 in/out, m16n8k16, fp32 accumulate
   kFP16 = 3,    // float16 in/out, m16n8k16, fp32 accumulate
+  // float32 in/out with 16-bit MMA operands, for torch.autocast (wgmma kernel only): x and
+  // the weights are rounded to the operand type as autocast's casts would round them.
+  kBF16F32 = 4,
+  kFP16F32 = 5,
 };
+
+// The float32-data, 16-bit-operand modes above (autocast).
+constexpr bool is_autocast_mode(Mode m) { return m == Mode::kBF16F32 || m == Mode::kFP16F32; }
 
 struct Params {
   const void* x;       // (B, C_in, ...) element type of the mode

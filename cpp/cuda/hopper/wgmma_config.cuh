@@ -79,9 +79,10 @@ struct WgmmaConfig {
   // one chunk spills 68 B at 168 registers and still gains (113 -> 106 µs at C_out = 32,
   // 249 -> 212 at 64), TF32 N = 16 spills 40 B at 128 and gains (83 -> 73 µs at C_out = 16);
   // 16-bit N = 24 fits 128 (99 -> 84 µs, bf16 reference); TF32 N = 24 and 16-bit N = 32 lose
-  // at 128 (120 B spilled each); 3xTF32 needs ~234.
+  // at 128 (120 B spilled each); 3xTF32 needs ~234. float32 data with 16-bit operands
+  // (autocast) at N = 24: 88.3 µs at 3 per SM vs 88.2 at 4 (B = 128), 616 vs 630 (B = 1024).
   static constexpr int kMinBlocks =
-      kSplit3x ? 2 : (kN <= 16 || (sizeof(ValA) == 2 && kN <= 24)) ? 4 : 3;
+      kSplit3x ? 2 : (kN <= 16 || (sizeof(Element) == 2 && kN <= 24)) ? 4 : 3;
   // Largest R split. Measured on the H200 (B=1 reference, TF32): 10.4 µs at 4, 12.1 at 8
   // (each CTA reads k_r - 1 extra planes; more, shorter CTAs cost more).
   static constexpr int kMaxSplit = 4;

@@ -22,6 +22,8 @@ auto by_mode_width(Mode mode, int c_out, F&& f) {
     case Mode::kTF32: return by_width<Mode::kTF32>(c_out, f);
     case Mode::k3xTF32: return by_width<Mode::k3xTF32>(c_out, f);
     case Mode::kBF16: return by_width<Mode::kBF16>(c_out, f);
+    case Mode::kBF16F32: return by_width<Mode::kBF16F32>(c_out, f);
+    case Mode::kFP16F32: return by_width<Mode::kFP16F32>(c_out, f);
     case Mode::kFP16: break;
   }
   return by_width<Mode::kFP16>(c_out, f);

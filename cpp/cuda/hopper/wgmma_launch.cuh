@@ -69,6 +69,12 @@ template <> struct ModeTypes<Mode::kBF16> {
 template <> struct ModeTypes<Mode::kFP16> {
   using Element = cutlass::half_t; using ValA = cutlass::half_t; static constexpr bool kSplit3x = false;
 };
+template <> struct ModeTypes<Mode::kBF16F32> {
+  using Element = float; using ValA = cutlass::bfloat16_t; static constexpr bool kSplit3x = false;
+};
+template <> struct ModeTypes<Mode::kFP16F32> {
+  using Element = float; using ValA = cutlass::half_t; static constexpr bool kSplit3x = false;
+};
 
 // The kernels of one mode and width N: the unrolling from k_r, the A addressing from K.
 template <Mode kMode, int N>
