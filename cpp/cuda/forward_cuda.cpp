@@ -128,10 +128,10 @@ Route route(const Problem& p, const at::Tensor& x, const at::Tensor& weight,
   return r;
 }
 
-// Runs a fused route (r.mode set): allocates y (and the argmin) in `y_options`.
+// Runs a fused route (r.mode set): allocates y (x's dtype and device) and the argmin.
 at::Tensor run_fused(Route& r, const Problem& p, const at::Tensor& x, const at::Tensor& weight,
-                     at::TensorOptions y_options, at::Tensor* argmin) {
-  at::Tensor y = at::empty(p.output_sizes(), y_options);
+                     at::Tensor* argmin) {
+  at::Tensor y = at::empty(p.output_sizes(), x.options());
   r.params.y = y.data_ptr();
   if (argmin != nullptr) {
     *argmin = at::empty(p.output_sizes(), x.options().dtype(at::kInt));
@@ -146,14 +146,14 @@ at::Tensor run_fused(Route& r, const Problem& p, const at::Tensor& x, const at::
   return y;
 }
 
-// The autocast route: float32 data with `low` operands, on the wgmma kernel only.
+// The autocast route: float32 data with `low` operands (only the wgmma kernel plans the
+// autocast modes).
 Route autocast_route(const Problem& p, const at::Tensor& x, const at::Tensor& weight,
                      const std::optional<at::Tensor>& bias, at::ScalarType low) {
   const bool float32 = x.scalar_type() == at::kFloat && weight.scalar_type() == at::kFloat &&
                        (!bias.has_value() || bias->scalar_type() == at::kFloat);
   if (!float32 || (low != at::kBFloat16 && low != at::kHalf)) return {};
-  Route r = route(p, x, weight, bias, low == at::kBFloat16 ? fused::Mode::kBF16F32 : fused::Mode::kFP16F32);
-  return r.family == fused::Family::kWgmma ? r : Route{};
+  return route(p, x, weight, bias, low == at::kBFloat16 ? fused::Mode::kBF16F32 : fused::Mode::kFP16F32);
 }
 
 }  // namespace
@@ -167,7 +167,7 @@ at::Tensor forward_cuda_impl(const Problem& p, const at::Tensor& x, const at::Te
   }
   Route r = route(p, x, weight, bias, fused_mode(x.scalar_type()));
   if (!r.mode) return composite_forward(x, weight, bias, p.dim, argmin);
-  return run_fused(r, p, x, weight, x.options(), argmin);
+  return run_fused(r, p, x, weight, argmin);
 }
 
 std::string cuda_kernel_path(const Problem& p, const at::Tensor& x, const at::Tensor& weight) {
@@ -184,7 +184,7 @@ std::optional<at::Tensor> forward_cuda_autocast(const at::Tensor& x, const at::T
   const c10::cuda::CUDAGuard guard(x.device());
   Route r = autocast_route(p, x, weight, bias, low);
   if (!r.mode) return std::nullopt;
-  return run_fused(r, p, x, weight, x.options(), nullptr);
+  return run_fused(r, p, x, weight, nullptr);
 }
 
 std::optional<std::string> cuda_kernel_path_autocast(const at::Tensor& x, const at::Tensor& weight,
