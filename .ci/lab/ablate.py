@@ -14,8 +14,8 @@ rep("        gemm(tiled_mma, rA[0](_, _, s), tCrB(_, _, 0, t), a);\n",
     "#if !LAB_NOWG\n        gemm(tiled_mma, rA[0](_, _, s), tCrB(_, _, 0, t), a);\n#endif\n")
 rep("        if constexpr (Cfg::kSplit3x) {  // small terms first; small*small dropped",
     "        if constexpr (Cfg::kSplit3x && !LAB_NOWG) {  // small terms first; small*small dropped")
-rep("      if (next < i_end) ring.load_async(tid, src_next, next_slot);",
-    "      if (!LAB_NOLOAD && next < i_end) ring.load_async(tid, src_next, next_slot);")
+rep("      if (i + kLead + kPrefetch < i_end) ring.load_async(",
+    "      if (!LAB_NOLOAD && i + kLead + kPrefetch < i_end) ring.load_async(")
 # LAB_NOARG: argmin tracking compiled out (an inference-only kernel: its registers freed).
 rep("  const bool track_argmin = p.argmin != nullptr;\n",
     "#if LAB_NOARG\n  constexpr bool track_argmin = false;\n#else\n  const bool track_argmin = p.argmin != nullptr;\n#endif\n")
@@ -34,9 +34,10 @@ rep("        put(rA, v, s, slot, a_off[s][v] + a_row_bytes(v, s));",
 rep("        put(rA, v, s, slot, a_off_at(s, v) + a_row_bytes(v, s));",
     "        if (LAB_NOGATHER) { for (int q = 0; q < kParts; ++q) rA[q](v, 0, s) = ValA(__int_as_float(a_off_at(s, v) + v)); }\n"
     "        else put(rA, v, s, slot, a_off_at(s, v) + a_row_bytes(v, s));")
-rep("      if (d_fold >= d_begin) fold(a_fold, d_fold);\n    } else {",
-    "      if (!LAB_NOFOLD && d_fold >= d_begin) fold(a_fold, d_fold);\n    } else {")
-rep("    __syncthreads();  // plane i is in its slot (kSplitPlanes: its split buffer) for every thread\n",
+assert s.count("      if (d_fold >= d_begin) fold(a_fold, d_fold);\n") == 3
+s = s.replace("      if (d_fold >= d_begin) fold(a_fold, d_fold);\n",
+              "      if (!LAB_NOFOLD && d_fold >= d_begin) fold(a_fold, d_fold);\n")
+rep("    __syncthreads();  // plane i + kLead is in its slot (kSplitPlanes: its split buffer) for every thread\n",
     "    if (!LAB_NOSYNC) __syncthreads();\n")
 # LAB_NOLOOP: no plane loop; LAB_NOEPI: no softmax or stores (one store kept so that the
 # loop is not dead code): with the other switches they split the per-CTA skeleton.
@@ -54,8 +55,26 @@ rep("  if (r_rank != 0) return;\n",
     "    unsigned sm;\n    asm volatile(\"mov.u32 %0, %%smid;\" : \"=r\"(sm));\n"
     "    lab_timeline[3 * blockIdx.x] = lab_t0;\n    lab_timeline[3 * blockIdx.x + 1] = lab_clock();\n"
     "    lab_timeline[3 * blockIdx.x + 2] = sm;\n  }\n#endif\n  if (r_rank != 0) return;\n")
+# LAB_STEPS: thread 0 of the first kLabStepCtas CTAs records the SM clock at five points
+# of each one-chunk plane step (start, after the wgmma issue, after the next plane's
+# barrier, after the wgmma wait, after the gather) in lab_steps; kernel_lab.cu prints the
+# median phase lengths.
+rep("      issue(tCrA[u % kABuf], u_c, 0, Int<kChunk>{});\n",
+    "      LAB_MARK(0);\n      issue(tCrA[u % kABuf], u_c, 0, Int<kChunk>{});\n      LAB_MARK(1);\n")
+rep("      if (more) advance(u_c, i);\n      static_assert",
+    "      if (more) advance(u_c, i);\n      LAB_MARK(2);\n      static_assert")
+rep("      else warpgroup_wait<1>();                // plane i - 1 is done: its A buffer is free\n",
+    "      else warpgroup_wait<1>();                // plane i - 1 is done: its A buffer is free\n      LAB_MARK(3);\n")
+rep("      if (more) gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots));\n",
+    "      if (more) gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots));\n      LAB_MARK(4);\n")
 defs = "".join(f"#ifndef LAB_{n}\n#define LAB_{n} 0\n#endif\n" for n in
-               ["NOWG", "NOLOAD", "NOGATHER", "NOFOLD", "NOSYNC", "NOWEIGHTS", "TIMELINE", "NOARG", "AOFF16", "NOLOOP", "NOEPI"])
+               ["NOWG", "NOLOAD", "NOGATHER", "NOFOLD", "NOSYNC", "NOWEIGHTS", "TIMELINE", "NOARG", "AOFF16", "NOLOOP", "NOEPI",
+                "STEPS"])
+defs += ("constexpr int kLabStepCtas = 512, kLabSteps = 32;\n"
+         "__device__ unsigned lab_steps[kLabStepCtas][kLabSteps][5];\n"
+         "#define LAB_MARK(k) do { if (LAB_STEPS && tid == 0 && blockIdx.x < kLabStepCtas && i - i_begin < kLabSteps) {"
+         " unsigned c_; asm volatile(\"mov.u32 %0, %%clock;\" : \"=r\"(c_) :: \"memory\");"
+         " lab_steps[blockIdx.x][i - i_begin][k] = c_; } } while (0)\n")
 defs += ("#if LAB_TIMELINE\nconstexpr int kLabTimelineCtas = 1 << 16;\n"
          "__device__ unsigned long long lab_timeline[3 * kLabTimelineCtas];\n"
          "__device__ __forceinline__ unsigned long long lab_clock() {\n"

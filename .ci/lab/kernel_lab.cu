@@ -170,6 +170,38 @@ int main(int argc, char** argv) {
     printf("\n");
   }
 #endif
+#if LAB_STEPS
+  {  // one more launch: the phases of each plane step in the first CTAs (ablate.py's LAB_STEPS)
+    p.x = dx[0];
+    CK(cudaMemset(dy, 0, ny * kES));
+    CK(launch_config<Cfg>(p, g, st));
+    CK(cudaStreamSynchronize(st));
+    std::vector<unsigned> sc(size_t(kLabStepCtas) * kLabSteps * 5);
+    CK(cudaMemcpyFromSymbol(sc.data(), lab_steps, sc.size() * sizeof(unsigned)));
+    const int grid = p.batch * g.tiles_p * g.tiles_q * g.n_split * g.r_split;
+    const int steps = std::min(kLabSteps, g.r_chunk + p.k_r - 1);
+    const char* names[5] = {"next plane", "wgmma wait", "issue+gather+fold", "last wait", "rest"};
+    printf("STEPS cycles per phase, median over the first %d CTAs and steps 2..%d (p10 / median / p90):\n",
+           std::min(grid, kLabStepCtas), steps - 3);
+    std::vector<double> total;
+    for (int k = 0; k < 5; ++k) {
+      std::vector<double> d;
+      for (int c = 0; c < std::min(grid, kLabStepCtas); ++c)
+        for (int s = 2; s + 2 < steps; ++s) {
+          const unsigned* m = &sc[(size_t(c) * kLabSteps + s) * 5];
+          const unsigned end = k < 4 ? m[k + 1] : m[5];  // m[5]: step s + 1's start
+          d.push_back(double(end - m[k]));
+        }
+      std::sort(d.begin(), d.end());
+      printf("STEPS %-14s %7.0f %7.0f %7.0f\n", names[k], d[d.size() / 10], d[d.size() / 2], d[9 * d.size() / 10]);
+    }
+    std::vector<double> st_len;
+    for (int c = 0; c < std::min(grid, kLabStepCtas); ++c)
+      for (int s = 2; s + 2 < steps; ++s) st_len.push_back(double(sc[(size_t(c) * kLabSteps + s + 1) * 5] - sc[(size_t(c) * kLabSteps + s) * 5]));
+    std::sort(st_len.begin(), st_len.end());
+    printf("STEPS %-14s %7.0f %7.0f %7.0f\n", "whole step", st_len[st_len.size() / 10], st_len[st_len.size() / 2], st_len[9 * st_len.size() / 10]);
+  }
+#endif
   double err = -1, elerr = -1, err32 = -1;
   if (check) {  // float64 reference for batch index 0
     p.x = dx[0];

@@ -59,8 +59,17 @@ struct WgmmaConfig {
   // chunk (longer K); 3xTF32 in one chunk holds three parts per buffer and keeps one.
   static constexpr int kABuffers = (kSplit3x && kOneChunk) ? 1 : 2;
   static constexpr int kPrefetch = 2;       // planes in flight beyond the one in use
-  // Ring slots: the plane in use, kPrefetch in flight and the one the slowest warp may still
-  // gather from, so that one barrier per plane suffices. A multiple of kAccSlots and of
+  // Order of a one-chunk plane step: the wgmmas first, then the next plane's barrier and
+  // gather (into the other A buffer) and the fold while they run (the barrier runs one plane
+  // ahead); or the plane's gather first. Measured on the H200: TF32 gains issuing first
+  // (N = 32: 105.9 -> 96.4 µs at C_out = 32, 211.5 -> 196.4 at 64; N = 16 73.1 -> 71.3; the
+  // reference equal); 16-bit operands lose (bf16 reference 83.0 -> 90.8, autocast 87.4 ->
+  // 90.3) and so does 3xTF32 with its one A buffer (C_out = 64: 514.1 -> 555.3).
+  static constexpr bool kIssueFirst = kOneChunk && sizeof(ValA) == 4 && !kSplit3x;
+  static constexpr int kLead = kIssueFirst ? 1 : 0;  // step i's barrier readies plane i + kLead
+  // Ring slots: at step i, the plane the slowest warp may still gather (i - 1 + kLead), the
+  // one the step's barrier readies (i + kLead) and kPrefetch in flight, so that one barrier
+  // per plane suffices. A multiple of kAccSlots and of
   // kABuffers: the main loop is unrolled over kSlots planes, so that ring slot, accumulator
   // and A buffer of every plane are compile-time constants.
   static constexpr int kSlots = kAccSlots == 3 ? 6 : 4;

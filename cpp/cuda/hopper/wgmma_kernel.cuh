@@ -8,7 +8,8 @@
 // d = i - kr it feeds; plane d's accumulator starts from zero (ScaleOut::Zero) at kr = 0.
 // After plane i's wgmmas are issued, output plane i - k_r (completed by plane i - 1) is
 // folded into the running min (and argmin) while those wgmmas run: k_r + 1 accumulators
-// rotate. A finite bias is added once after the min (the epilogue), otherwise per plane.
+// rotate; TF32 (kIssueFirst) also readies and gathers plane i + 1 meanwhile. A finite bias
+// is added once after the min (the epilogue), otherwise per plane.
 // The main loop is unrolled over the ring's kSlots planes, so every ring slot,
 // accumulator, A buffer and B descriptor is a compile-time choice (ptxas serializes the
 // wgmmas when an accumulator is picked at run time).
@@ -98,16 +99,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   }
   __syncthreads();  // the source table is read by every thread below
 
-  // Prologue: the first kPrefetch planes start while the weights are laid out.
+  // Prologue: the first kLead + kPrefetch planes start while the weights are laid out.
+  constexpr int kLead = Cfg::kLead;
   CUTE_UNROLL
-  for (int s = 0; s < kPrefetch; ++s) {
+  for (int s = 0; s < kLead + kPrefetch; ++s) {
     if (i_begin + s < i_end) {
       if (ring.copies_async()) ring.load_async(tid, ring.plane(s), ring.slot(s));
       else ring.load_sync(tid, ring.plane(s), ring.slot(s));
     }
     cp_async_fence();
   }
-  const Element* src_next = ring.plane(kPrefetch);  // the next plane the ring loads
+  const Element* src_next = ring.plane(kLead + kPrefetch);  // the next plane the ring loads
 
   // ---- weights: B tiles in the canonical K-major layout ---------------------------------
   Tensor sB = make_tensor(make_smem_ptr(sW), typename Cfg::SmemLayoutB{});  // (N,BK,tiles)
@@ -267,33 +269,64 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     }
   };
 
-  // Plane i = i_begin + u (mod kSlots). The last step of a period and
-  // every step of the partial last period (kTail) retire all wgmmas before they fold: ptxas
+  // Step i's ring work: loads plane i + kLead + kPrefetch (into the slot of plane
+  // i - 2 + kLead, whose last gather every thread finished before the previous barrier),
+  // waits for this thread's copies of plane i + kLead, splits them (kSplitPlanes) and meets
+  // the other threads, after which plane i + kLead is ready. The register-staged ring only
+  // fetches here; `store_next` writes the plane into its slot at the end of the step, read
+  // two barriers later.
+  auto advance = [&](auto u_c, int i) __attribute__((always_inline)) {
+    constexpr int u = decltype(u_c)::value;
+    constexpr int u_next = (u + kLead + kPrefetch) % kSlots;
+    if (ring.copies_async()) {
+      if (i + kLead + kPrefetch < i_end) ring.load_async(tid, src_next, ring.slot(u_next));
+      cp_async_fence();
+      cp_async_wait<kPrefetch>();
+    } else {
+      if (i + kLead + kPrefetch < i_end) ring.fetch(tid, src_next);
+    }
+    split_plane(Int<(u + kLead) % kSlots>{});
+    __syncthreads();  // plane i + kLead is in its slot (kSplitPlanes: its split buffer) for every thread
+  };
+  auto store_next = [&](auto u_c, int i) __attribute__((always_inline)) {
+    constexpr int u = decltype(u_c)::value;
+    if (i + kLead + kPrefetch < i_end) {
+      if (!ring.copies_async()) ring.store(tid, src_next, ring.slot((u + kLead + kPrefetch) % kSlots));
+      src_next += p.xs_r;
+    }
+  };
+  // The A source of ring slot u: the slot, or (kSplitPlanes) its split buffer.
+  auto slot_of = [&](int u) {
+    return Cfg::kSplitPlanes ? reinterpret_cast<const char*>(split_buffer(u)) : planes + u * slot_bytes;
+  };
+
+  // Plane i = i_begin + u (mod kSlots). kIssueFirst: plane i is ready and gathered into A
+  // buffer u % kABuf when the step starts; its wgmmas are issued first, and the barrier of
+  // plane i + 1, its gather into the other A buffer and the fold of the output plane that
+  // plane i - 1 completed run while they execute. Otherwise the step readies plane i, then
+  // gathers and issues it (one chunk, or chunk by chunk). The last step of a period and
+  // every step of the partial last period (kTail) retire all wgmmas before the fold: ptxas
   // serializes every wgmma of the kernel when a wgmma group is still in flight across the
   // loop's back edge or a skipped step (C7514).
   auto step = [&](auto u_c, int i, auto tail_c) __attribute__((always_inline)) {
     constexpr int u = decltype(u_c)::value;
-    constexpr bool kTail = decltype(tail_c)::value;
-    const int next = i + kPrefetch;  // lands in the slot of plane i - 2
-    Element* next_slot = ring.slot((u + kPrefetch) % kSlots);
-    if (ring.copies_async()) {
-      if (next < i_end) ring.load_async(tid, src_next, next_slot);
-      cp_async_fence();
-      cp_async_wait<kPrefetch>();
-    } else {
-      if (next < i_end) ring.fetch(tid, src_next);
-    }
-    split_plane(u_c);
-    __syncthreads();  // plane i is in its slot (kSplitPlanes: its split buffer) for every thread
-
-    const char* slot = Cfg::kSplitPlanes ? reinterpret_cast<const char*>(split_buffer(u))
-                                         : planes + u * slot_bytes;
-    FragA* rA = tCrA[u % kABuf];
+    [[maybe_unused]] constexpr bool kTail = decltype(tail_c)::value;  // (K in chunks retires every chunk)
     const int d_fold = i - KR;                 // completed by plane i - 1
     Acc& a_fold = acc[(u + 1) % kAcc];         // = (u - KR) mod kAcc
-    if constexpr (Cfg::kOneChunk) {
+    if constexpr (Cfg::kIssueFirst) {
+      const bool more = i + 1 < i_end;         // plane i + 1 exists
+      issue(tCrA[u % kABuf], u_c, 0, Int<kChunk>{});
+      if (more) advance(u_c, i);
+      static_assert(kABuf == 2, "the next plane's gather needs the other A buffer");
+      if constexpr (kTail || u == kSlots - 1) warpgroup_wait<0>();
+      else warpgroup_wait<1>();                // plane i - 1 is done: its A buffer is free
+      if (more) gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots));
+      if (d_fold >= d_begin) fold(a_fold, d_fold);
+    } else if constexpr (Cfg::kOneChunk) {
+      advance(u_c, i);
+      FragA* rA = tCrA[u % kABuf];
       if constexpr (kABuf == 1) warpgroup_wait<0>();  // the buffer's last reader is done
-      gather_fast(rA, slot);
+      gather_fast(rA, slot_of(u));
       issue(rA, u_c, 0, Int<kChunk>{});
       if constexpr (kTail || u == kSlots - 1) warpgroup_wait<0>();
       else if constexpr (kABuf == 2) warpgroup_wait<1>();  // plane i - 1 is done
@@ -302,6 +335,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       // Pairs of chunks through buffers 0 and 1: each gather overlaps the other buffer's
       // wgmmas. All groups retire at the end of a pair: a wgmma group in flight across this
       // run-time loop's back edge makes ptxas serialize every wgmma of the kernel (C7515).
+      advance(u_c, i);
+      const char* slot = slot_of(u);
       warpgroup_wait<0>();
       if (d_fold >= d_begin) fold(a_fold, d_fold);
       gather_chunk(tCrA[0], slot, 0);
@@ -314,11 +349,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
         warpgroup_wait<0>();
       }
     }
-    if (next < i_end) {
-      if (!ring.copies_async()) ring.store(tid, src_next, next_slot);  // read 2 barriers later
-      src_next += p.xs_r;
-    }
+    store_next(u_c, i);
   };
+
+  if constexpr (Cfg::kIssueFirst) {  // plane i_begin ready and gathered before the loop
+    cp_async_wait<kPrefetch>();
+    __syncthreads();
+    gather_fast(tCrA[0], slot_of(0));
+  }
 
   {  // the plane loop: whole periods of kSlots planes, then the partial last one
     int i0 = i_begin;
