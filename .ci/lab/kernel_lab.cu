@@ -7,6 +7,8 @@
 // LAB_NOPAIRS (16-bit: the register-staged ring instead of cp.async by pairs).
 // -DLAB_TIMELINE=1: one extra launch records each CTA's start, end and SM, and the lab prints
 // the span, the CTA durations and how many CTAs each SM held over time.
+// -DLAB_STEPS=1: one extra launch records the SM clock at five points of each TF32 one-chunk
+// plane step in the first CTAs, and the lab prints the median length of each phase.
 // Inputs as the tests draw them (conftest.make_inputs): x and bias randn, weight randn /
 // sqrt(fan_in); "rand" draws uniform [0, 1) instead. "check" and "rand" compare batch index 0
 // with a float64 reference on the host: err = max abs error / max |reference| (the tests'
