@@ -14,8 +14,8 @@ rep("        gemm(tiled_mma, rA[0](_, _, s), tCrB(_, _, 0, t), a);\n",
     "#if !LAB_NOWG\n        gemm(tiled_mma, rA[0](_, _, s), tCrB(_, _, 0, t), a);\n#endif\n")
 rep("        if constexpr (Cfg::kSplit3x) {  // small terms first; small*small dropped",
     "        if constexpr (Cfg::kSplit3x && !LAB_NOWG) {  // small terms first; small*small dropped")
-rep("      if (i + kLead + kPrefetch < i_end) ring.load_async(",
-    "      if (!LAB_NOLOAD && i + kLead + kPrefetch < i_end) ring.load_async(")
+rep("      if (loads_next(i)) ring.load_async(",
+    "      if (!LAB_NOLOAD && loads_next(i)) ring.load_async(")
 # LAB_NOARG: argmin tracking compiled out (an inference-only kernel: its registers freed).
 rep("  const bool track_argmin = p.argmin != nullptr;\n",
     "#if LAB_NOARG\n  constexpr bool track_argmin = false;\n#else\n  const bool track_argmin = p.argmin != nullptr;\n#endif\n")

@@ -69,9 +69,9 @@ struct WgmmaConfig {
   static constexpr int kLead = kIssueFirst ? 1 : 0;  // step i's barrier readies plane i + kLead
   // Ring slots: at step i, the plane the slowest warp may still gather (i - 1 + kLead), the
   // one the step's barrier readies (i + kLead) and kPrefetch in flight, so that one barrier
-  // per plane suffices. A multiple of kAccSlots and of
-  // kABuffers: the main loop is unrolled over kSlots planes, so that ring slot, accumulator
-  // and A buffer of every plane are compile-time constants.
+  // per plane suffices. A multiple of kAccSlots and of kABuffers: the main loop is unrolled
+  // over kSlots planes, so that ring slot, accumulator and A buffer of every plane are
+  // compile-time constants.
   static constexpr int kSlots = kAccSlots == 3 ? 6 : 4;
   static_assert(kSlots >= kPrefetch + 2 && kSlots % kAccSlots == 0 && kSlots % kABuffers == 0);
   static constexpr int kWeightCopies = kSplit3x ? 3 : 1;  // big, cross, small

@@ -275,23 +275,24 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   // the other threads, after which plane i + kLead is ready. The register-staged ring only
   // fetches here; `store_next` writes the plane into its slot at the end of the step, read
   // two barriers later.
+  // The plane step i loads (i + kLead + kPrefetch): whether it exists, and its ring slot.
+  auto loads_next = [&](int i) { return i + kLead + kPrefetch < i_end; };
+  auto next_slot = [&](auto u_c) { return ring.slot((decltype(u_c)::value + kLead + kPrefetch) % kSlots); };
   auto advance = [&](auto u_c, int i) __attribute__((always_inline)) {
     constexpr int u = decltype(u_c)::value;
-    constexpr int u_next = (u + kLead + kPrefetch) % kSlots;
     if (ring.copies_async()) {
-      if (i + kLead + kPrefetch < i_end) ring.load_async(tid, src_next, ring.slot(u_next));
+      if (loads_next(i)) ring.load_async(tid, src_next, next_slot(u_c));
       cp_async_fence();
       cp_async_wait<kPrefetch>();
     } else {
-      if (i + kLead + kPrefetch < i_end) ring.fetch(tid, src_next);
+      if (loads_next(i)) ring.fetch(tid, src_next);
     }
     split_plane(Int<(u + kLead) % kSlots>{});
     __syncthreads();  // plane i + kLead is in its slot (kSplitPlanes: its split buffer) for every thread
   };
   auto store_next = [&](auto u_c, int i) __attribute__((always_inline)) {
-    constexpr int u = decltype(u_c)::value;
-    if (i + kLead + kPrefetch < i_end) {
-      if (!ring.copies_async()) ring.store(tid, src_next, ring.slot((u + kLead + kPrefetch) % kSlots));
+    if (loads_next(i)) {
+      if (!ring.copies_async()) ring.store(tid, src_next, next_slot(u_c));
       src_next += p.xs_r;
     }
   };
