@@ -10,9 +10,9 @@
 // -DLAB_STEPS=1: one extra launch records the SM clock at five points of each TF32 one-chunk
 // plane step in the first CTAs, and the lab prints the median length of each phase.
 // Inputs as the tests draw them (conftest.make_inputs): x and bias randn, weight randn /
-// sqrt(fan_in); "rand" draws uniform [0, 1) instead. "check" and "rand" compare batch index 0
-// with a float64 reference on the host: err = max abs error / max |reference| (the tests'
-// rel_err), elerr = max relative error per element (denominators floored at 1e-3), and
+// sqrt(fan_in); "rand" draws uniform [0, 1) instead. "check" and "rand" compare batch indices
+// 0 and B - 1 with a float64 reference on the host: err = max abs error / max |reference|
+// (the tests' rel_err), elerr = max relative error per element (denominators floored at 1e-3), and
 // err32 = the tests' metric of the same reference summed in float32 (the noise of fp32).
 #include <cstdio>
 #include <cstdlib>
@@ -112,6 +112,7 @@ int main(int argc, char** argv) {
   WgGeometry g = make_wg_geometry<Cfg>(p, res && *res ? atoi(res) : sms);
   if (const char* sm = getenv("LAB_SMEM")) g.smem_bytes = std::max(g.smem_bytes, atoi(sm));
   if (getenv("LAB_NOPAIRS")) g.pairs = 0;
+  const int grid = p.batch * g.tiles_p * g.tiles_q * g.n_split * g.r_split;
   if (g.chunks != 1 && LAB_ONE) { printf("K does not fit one chunk\n"); return 1; }
   cudaFuncAttributes fa;
   CK(cudaFuncGetAttributes(&fa, wgmma_conv_min_softmax_kernel<Cfg>));
@@ -138,7 +139,6 @@ int main(int argc, char** argv) {
     p.x = dx[0];
     CK(launch_config<Cfg>(p, g, st));
     CK(cudaStreamSynchronize(st));
-    const int grid = p.batch * g.tiles_p * g.tiles_q * g.n_split * g.r_split;
     const int n = std::min(grid, kLabTimelineCtas);
     std::vector<unsigned long long> tl(3 * size_t(n));
     CK(cudaMemcpyFromSymbol(tl.data(), lab_timeline, tl.size() * sizeof(tl[0])));
@@ -180,7 +180,6 @@ int main(int argc, char** argv) {
     CK(cudaStreamSynchronize(st));
     std::vector<unsigned> sc(size_t(kLabStepCtas) * kLabSteps * 5);
     CK(cudaMemcpyFromSymbol(sc.data(), lab_steps, sc.size() * sizeof(unsigned)));
-    const int grid = p.batch * g.tiles_p * g.tiles_q * g.n_split * g.r_split;
     const int steps = std::min(kLabSteps, g.r_chunk + p.k_r - 1);
     const char* names[5] = {"next plane", "wgmma wait", "issue+gather+fold", "last wait", "rest"};
     printf("STEPS cycles per phase, median over the first %d CTAs and steps 2..%d (p10 / median / p90):\n",
@@ -205,53 +204,57 @@ int main(int argc, char** argv) {
   }
 #endif
   double err = -1, elerr = -1, err32 = -1;
-  if (check) {  // float64 reference for batch index 0
+  if (check) {  // float64 reference for the first and the last batch index
     p.x = dx[0];
     CK(launch_config<Cfg>(p, g, st));
-    std::vector<Elem> hy(ny);
-    CK(cudaMemcpy(hy.data(), dy, ny * kES, cudaMemcpyDeviceToHost));
+    std::vector<Elem> hy_all(ny);
+    CK(cudaMemcpy(hy_all.data(), dy, ny * kES, cudaMemcpyDeviceToHost));
     double worst = 0, abs_err = 0, abs_err32 = 0, scale = 0;
     const int po = p.p_out, qo = p.q_out;
-    for (int pp = 0; pp < po; ++pp)
-      for (int qq = 0; qq < qo; ++qq) {
-        std::vector<double> mn(p.c_out, INFINITY);
-        std::vector<float> mn32(p.c_out, INFINITY);
-        for (int n = 0; n < p.c_out; ++n)
-          for (int d = 0; d < p.r_out; ++d) {
-            double s = hb[n];
-            float s32 = hb[n];
-            for (int c = 0; c < p.c_in; ++c)
-              for (int kr = 0; kr < p.k_r; ++kr)
-                for (int kp = 0; kp < p.k_p; ++kp)
-                  for (int kq = 0; kq < p.k_q; ++kq) {
-                    const float wv = hw[n * p.ws_n + c * p.ws_c + kr * p.ws_r + kp * p.ws_p + kq];
-                    const float xv = hx[c * p.xs_c + (d + kr) * p.xs_r + (pp + kp) * p.xs_p + qq + kq];
-                    s += double(wv) * xv;
-                    s32 = std::fma(wv, xv, s32);
-                  }
-            mn[n] = std::min(mn[n], s);
-            mn32[n] = std::min(mn32[n], s32);
+    for (int bsel : {0, p.batch - 1}) {
+      const float* xb = hx.data() + size_t(bsel) * p.xs_b;
+      const Elem* hy = hy_all.data() + size_t(bsel) * p.c_out * po * qo;
+      for (int pp = 0; pp < po; ++pp)
+        for (int qq = 0; qq < qo; ++qq) {
+          std::vector<double> mn(p.c_out, INFINITY);
+          std::vector<float> mn32(p.c_out, INFINITY);
+          for (int n = 0; n < p.c_out; ++n)
+            for (int d = 0; d < p.r_out; ++d) {
+              double s = hb[n];
+              float s32 = hb[n];
+              for (int c = 0; c < p.c_in; ++c)
+                for (int kr = 0; kr < p.k_r; ++kr)
+                  for (int kp = 0; kp < p.k_p; ++kp)
+                    for (int kq = 0; kq < p.k_q; ++kq) {
+                      const float wv = hw[n * p.ws_n + c * p.ws_c + kr * p.ws_r + kp * p.ws_p + kq];
+                      const float xv = xb[c * p.xs_c + (d + kr) * p.xs_r + (pp + kp) * p.xs_p + qq + kq];
+                      s += double(wv) * xv;
+                      s32 = std::fma(wv, xv, s32);
+                    }
+              mn[n] = std::min(mn[n], s);
+              mn32[n] = std::min(mn32[n], s32);
+            }
+          double mx = -INFINITY, sum = 0;
+          float mx32 = -INFINITY, sum32 = 0;
+          for (int n = 0; n < p.c_out; ++n) { mx = std::max(mx, mn[n]); mx32 = std::max(mx32, mn32[n]); }
+          for (int n = 0; n < p.c_out; ++n) { sum += std::exp(mn[n] - mx); sum32 += std::exp(mn32[n] - mx32); }
+          for (int n = 0; n < p.c_out; ++n) {
+            const double ref = std::exp(mn[n] - mx) / sum;
+            const double got = float(hy[(size_t(n) * po + pp) * qo + qq]);
+            worst = std::max(worst, std::abs(got - ref) / std::max(std::abs(ref), 1e-3));
+            abs_err = std::max(abs_err, std::abs(got - ref));
+            abs_err32 = std::max(abs_err32, std::abs(double(std::exp(mn32[n] - mx32) / sum32) - ref));
+            scale = std::max(scale, std::abs(ref));
           }
-        double mx = -INFINITY, sum = 0;
-        float mx32 = -INFINITY, sum32 = 0;
-        for (int n = 0; n < p.c_out; ++n) { mx = std::max(mx, mn[n]); mx32 = std::max(mx32, mn32[n]); }
-        for (int n = 0; n < p.c_out; ++n) { sum += std::exp(mn[n] - mx); sum32 += std::exp(mn32[n] - mx32); }
-        for (int n = 0; n < p.c_out; ++n) {
-          const double ref = std::exp(mn[n] - mx) / sum;
-          const double got = float(hy[(size_t(n) * po + pp) * qo + qq]);
-          worst = std::max(worst, std::abs(got - ref) / std::max(std::abs(ref), 1e-3));
-          abs_err = std::max(abs_err, std::abs(got - ref));
-          abs_err32 = std::max(abs_err32, std::abs(double(std::exp(mn32[n] - mx32) / sum32) - ref));
-          scale = std::max(scale, std::abs(ref));
         }
-      }
+    }
     err = abs_err / scale;
     elerr = worst;
     err32 = abs_err32 / scale;
   }
   printf("LAB %-12s ns%d rs%d pairs%d shape %d,%d,%d,%d,%d,%d,%d,%d,%d  regs %3d spill %4d B smem %6d grid %7d  median %8.2f us  min %8.2f  err %.2e elerr %.2e err32 %.2e%s\n",
          LAB_NAME, g.n_split, g.r_split, g.pairs, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], fa.numRegs,
-         int(fa.localSizeBytes), g.smem_bytes, p.batch * g.tiles_p * g.tiles_q * g.n_split * g.r_split,
+         int(fa.localSizeBytes), g.smem_bytes, grid,
          ts[ts.size() / 2], ts[0], err, elerr, err32, uniform ? " rand" : "");
   return 0;
 }

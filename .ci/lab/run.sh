@@ -6,6 +6,7 @@
 #   bash .ci/lab/run.sh                 # ablation table + B=1 split sweep + checks
 #   VARIANTS="base: x3:-DLAB_3X=1" bash .ci/lab/run.sh
 #   VARIANTS="n32:-DLAB_N=32,-DLAB_ONE=0" RUNS="n32 16 16 64 16 64 64 3 3 3;n32 2 16 64 6 20 19 3 3 3 check" bash .ci/lab/run.sh
+#   RUNS="base 128 3 24 24 32 32 3 3 3;LAB_NOTAIL=1 base 128 3 24 24 32 32 3 3 3" bash .ci/lab/run.sh
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/lab-out}; mkdir -p "$OUT"
@@ -28,7 +29,10 @@ wait
 REF="128 3 24 24 32 32 3 3 3"; B1="1 3 24 24 32 32 3 3 3"
 if [ -n "${RUNS:-}" ]; then  # RUNS="variant args...;variant args..." instead of the default runs
   IFS=';' read -ra runs <<< "$RUNS"
-  for r in "${runs[@]}"; do set -- $r; "$BIN/$1" "${@:2}"; done 2>&1 | tee "$OUT/lab.txt"
+  for r in "${runs[@]}"; do  # a run may start with one VAR=value for the lab's environment
+    set -- $r
+    if [[ $1 == *=* ]]; then env "$1" "$BIN/$2" "${@:3}"; else "$BIN/$1" "${@:2}"; fi
+  done 2>&1 | tee "$OUT/lab.txt"
   exit 0
 fi
 {
