@@ -42,6 +42,9 @@ SHAPES = [
     # channel split: 2 groups of N = 24 with an R split of 4 (cluster of 8); 7 groups of 29
     (1, 4, 48, 7, 9, 21, 3, 3, 3),
     (2, 2, 200, 5, 8, 9, 3, 2, 3),
+    # K in chunks with an odd chunk count on the wgmma kernel (K = 36 per plane: 3 chunks in
+    # every mode; K = 144 above: 9)
+    (3, 4, 24, 7, 13, 15, 3, 3, 3),
 ]
 SHAPE_IDS = ["x".join(map(str, s)) for s in SHAPES]
 

@@ -50,8 +50,8 @@ struct WgmmaConfig {
   static constexpr int kAccSlots = kKR + 1;
   static constexpr int kBlockK = 32 / int(sizeof(ValA));  // 8 (TF32) or 16 (16-bit): 32 B of K
   // k-steps gathered into one register buffer; a plane of K <= kOneChunkK is one chunk.
-  // Longer K goes in half-size chunks, pairs of them through two buffers, so that one
-  // chunk's gather overlaps the other's wgmmas (the same registers and K padding).
+  // Longer K goes in half-size chunks through two buffers in turn, so that one chunk's
+  // gather overlaps the other's wgmmas (the same registers, half the K padding).
   static constexpr int kOneChunkSteps = sizeof(ValA) == 2 ? 2 : 4;
   static constexpr int kOneChunkK = kOneChunkSteps * kBlockK;
   static constexpr int kChunk = kOneChunk ? kOneChunkSteps : kOneChunkSteps / 2;
@@ -156,10 +156,9 @@ CUTE_HOST_DEVICE WgGeometry make_wg_geometry(const Params& p, int sm_count) {
   constexpr int kMinSlot = PlaneRing<typename Cfg::Element, Cfg::kThreads>::kMinSlotElems;
   if (g.plane_stride < kMinSlot) g.plane_stride = kMinSlot;
   g.k_plane = p.c_in * p.k_p * p.k_q;
-  // k-steps padded to whole chunks (zero weights, zero-channel A): no branch around a wgmma;
-  // longer K to pairs of chunks.
+  // k-steps padded to whole chunks (zero weights, zero-channel A): no branch around a wgmma
+  // within a chunk.
   g.chunks = (g.k_plane + Cfg::kBlockK * Cfg::kChunk - 1) / (Cfg::kBlockK * Cfg::kChunk);
-  if (!Cfg::kOneChunk) g.chunks = round_up(g.chunks, 2);
   g.k_steps = g.chunks * Cfg::kChunk;
   g.b_tiles = p.k_r * g.k_steps;
   // [weights: copies x b_tiles x (N, BK)][k byte offsets][bias, N floats][footprint source offsets and

@@ -336,17 +336,22 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       // Pairs of chunks through buffers 0 and 1: each gather overlaps the other buffer's
       // wgmmas. All groups retire at the end of a pair: a wgmma group in flight across this
       // run-time loop's back edge makes ptxas serialize every wgmma of the kernel (C7515).
+      // An odd last chunk (chunks >= 3 here) is in buffer 0 after the last pair.
       advance(u_c, i);
       const char* slot = slot_of(u);
       warpgroup_wait<0>();
       if (d_fold >= d_begin) fold(a_fold, d_fold);
       gather_chunk(tCrA[0], slot, 0);
-      for (int c = 0; c < g.chunks; c += 2) {  // chunks is even
+      for (int c = 0; c + 1 < g.chunks; c += 2) {
         issue(tCrA[0], u_c, c * kChunk, g.k_steps);
         gather_chunk(tCrA[1], slot, c + 1);
         issue(tCrA[1], u_c, (c + 1) * kChunk, g.k_steps);
         warpgroup_wait<1>();  // chunk c is done with buffer 0
         if (c + 2 < g.chunks) gather_chunk(tCrA[0], slot, c + 2);
+        warpgroup_wait<0>();
+      }
+      if (g.chunks % 2 != 0) {
+        issue(tCrA[0], u_c, (g.chunks - 1) * kChunk, g.k_steps);
         warpgroup_wait<0>();
       }
     }
