@@ -98,4 +98,8 @@ c = c.replace(a, "#ifdef LAB_TILEP\n  static constexpr int kTileP = LAB_TILEP, k
 a = "  static constexpr int kChunk = kOneChunk ? kOneChunkSteps : kOneChunkSteps / 2;"
 assert a in c
 c = c.replace(a, "#ifdef LAB_CHUNK\n  static constexpr int kChunk = kOneChunk ? kOneChunkSteps : LAB_CHUNK;\n#else\n" + a + "\n#endif")
+# LAB_MAXSPLIT: the largest R split (CTAs per tile and channel group).
+a = "  static constexpr int kMaxSplit = 4;"
+assert a in c
+c = c.replace(a, "#ifdef LAB_MAXSPLIT\n  static constexpr int kMaxSplit = LAB_MAXSPLIT;\n#else\n" + a + "\n#endif")
 open(f'{out}/cuda/hopper/wgmma_config.cuh', 'w').write(c)
