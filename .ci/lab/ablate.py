@@ -94,10 +94,6 @@ c = c.replace(a, "#ifdef LAB_MINB\n  static constexpr int kMinBlocks = LAB_MINB;
 a = "  static constexpr int kTileP = 4, kTileQ = 16;\n  static constexpr int kRowPitch = 20;      // footprint row pitch: k_q <= 5\n"
 assert a in c
 c = c.replace(a, "#ifdef LAB_TILEP\n  static constexpr int kTileP = LAB_TILEP, kTileQ = 64 / LAB_TILEP, kRowPitch = kTileQ + 4;\n#else\n" + a + "#endif\n")
-# LAB_CHUNK: k-steps per chunk of K in chunks (the default: half a one-chunk plane).
-a = "  static constexpr int kChunk = kOneChunk ? kOneChunkSteps : kOneChunkSteps / 2;"
-assert a in c
-c = c.replace(a, "#ifdef LAB_CHUNK\n  static constexpr int kChunk = kOneChunk ? kOneChunkSteps : LAB_CHUNK;\n#else\n" + a + "\n#endif")
 # LAB_MAXSPLIT: the largest R split (CTAs per tile and channel group).
 a = "  static constexpr int kMaxSplit = 4;"
 assert a in c

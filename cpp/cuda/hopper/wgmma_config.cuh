@@ -31,7 +31,8 @@ template <int N> struct WgmmaOp<cutlass::half_t, N> {
                                                         cute::Shape<cute::_64, cute::Int<N>, cute::_16>>());
 };
 
-template <class Element_, class ValA_, int kN_, int kKR_, bool kSplit3x_, bool kOneChunk_>
+// kLongChunk_: k-steps per chunk when K does not fit one chunk (0: half a one-chunk plane).
+template <class Element_, class ValA_, int kN_, int kKR_, bool kSplit3x_, bool kOneChunk_, int kLongChunk_ = 0>
 struct WgmmaConfig {
   using Element = Element_;  // x, weight, bias and y element type
   using ValA = ValA_;        // operand type the wgmma consumes
@@ -50,11 +51,12 @@ struct WgmmaConfig {
   static constexpr int kAccSlots = kKR + 1;
   static constexpr int kBlockK = 32 / int(sizeof(ValA));  // 8 (TF32) or 16 (16-bit): 32 B of K
   // k-steps gathered into one register buffer; a plane of K <= kOneChunkK is one chunk.
-  // Longer K goes in half-size chunks through two buffers in turn, so that one chunk's
-  // gather overlaps the other's wgmmas (the same registers, half the K padding).
+  // Longer K goes in smaller chunks through two buffers in turn, so that one chunk's gather
+  // overlaps the other's wgmmas: half a one-chunk plane, or kLongChunk k-steps (TF32 also
+  // has 3, for the K that 24 pads less than 16: WidthKernels::with_config).
   static constexpr int kOneChunkSteps = sizeof(ValA) == 2 ? 2 : 4;
   static constexpr int kOneChunkK = kOneChunkSteps * kBlockK;
-  static constexpr int kChunk = kOneChunk ? kOneChunkSteps : kOneChunkSteps / 2;
+  static constexpr int kChunk = kOneChunk ? kOneChunkSteps : kLongChunk_ > 0 ? kLongChunk_ : kOneChunkSteps / 2;
   // A buffers: two let a gather overlap the wgmmas of the previous plane (one chunk) or
   // chunk (longer K); 3xTF32 in one chunk holds three parts per buffer and keeps one.
   static constexpr int kABuffers = (kSplit3x && kOneChunk) ? 1 : 2;

@@ -80,21 +80,30 @@ template <> struct ModeTypes<Mode::kFP16F32> {
 template <Mode kMode, int N>
 struct WidthKernels {
   using T = ModeTypes<kMode>;
-  template <int KR, bool kOneChunk>
-  using Cfg = WgmmaConfig<typename T::Element, typename T::ValA, N, KR, T::kSplit3x, kOneChunk>;
+  template <int KR, bool kOneChunk, int kLongChunk = 0>
+  using Cfg = WgmmaConfig<typename T::Element, typename T::ValA, N, KR, T::kSplit3x, kOneChunk, kLongChunk>;
+  // TF32 K in chunks also comes in chunks of 3 k-steps (24 K). Measured on the H200 (lab,
+  // session 9): at equal padding 3 beat 2 by 2-5% (fewer chunks), with more padding they lost
+  // up to 8% (3xTF32 up to 22%, hence TF32 only).
+  static constexpr bool kTripleChunks = sizeof(typename T::ValA) == 4 && !T::kSplit3x;
 
-  template <bool kOneChunk, class F>
+  template <bool kOneChunk, int kLongChunk, class F>
   static auto with_kr(int k_r, F&& f) {
-    if (k_r <= 1) return f(Cfg<1, kOneChunk>{});
-    if (k_r == 2) return f(Cfg<2, kOneChunk>{});
-    return f(Cfg<3, kOneChunk>{});  // plan_config rejects k_r > 3
+    if (k_r <= 1) return f(Cfg<1, kOneChunk, kLongChunk>{});
+    if (k_r == 2) return f(Cfg<2, kOneChunk, kLongChunk>{});
+    return f(Cfg<3, kOneChunk, kLongChunk>{});  // plan_config rejects k_r > 3
   }
 
   template <class F>
   static auto with_config(const Params& p, F&& f) {
-    using Any = Cfg<1, true>;  // the chunk size does not depend on k_r
-    const bool one_chunk = p.c_in * p.k_p * p.k_q <= Any::kOneChunkK;
-    return one_chunk ? with_kr<true>(p.k_r, f) : with_kr<false>(p.k_r, f);
+    using Any = Cfg<1, true>;  // the chunk sizes do not depend on k_r
+    const int k_plane = p.c_in * p.k_p * p.k_q;
+    if (k_plane <= Any::kOneChunkK) return with_kr<true, 0>(p.k_r, f);
+    if constexpr (kTripleChunks) {
+      const int two = 2 * Any::kBlockK, three = 3 * Any::kBlockK;  // K per chunk
+      if (round_up(k_plane, three) <= round_up(k_plane, two)) return with_kr<false, 3>(p.k_r, f);
+    }
+    return with_kr<false, 0>(p.k_r, f);
   }
 };
 
