@@ -42,9 +42,12 @@ SHAPES = [
     # channel split: 2 groups of N = 24 with an R split of 4 (cluster of 8); 7 groups of 29
     (1, 4, 48, 7, 9, 21, 3, 3, 3),
     (2, 2, 200, 5, 8, 9, 3, 2, 3),
-    # K in chunks with an odd chunk count on the wgmma kernel (K = 36 per plane: 3 chunks in
-    # every mode; K = 144 above: 9)
+    # K in chunks on the wgmma kernel, odd chunk counts (16 K per chunk, TF32 24 where that
+    # pads less): K = 36: 3 chunks (TF32: 2); K = 72: 5 (TF32: 3); K = 75 (dim 2): 5 in every
+    # mode; K = 144 above: 9 (TF32: 6)
     (3, 4, 24, 7, 13, 15, 3, 3, 3),
+    (2, 8, 24, 6, 9, 10, 3, 3, 3),
+    (2, 3, 20, 6, 11, 12, 3, 5, 5),
 ]
 SHAPE_IDS = ["x".join(map(str, s)) for s in SHAPES]
 
