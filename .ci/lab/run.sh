@@ -6,7 +6,7 @@
 #   bash .ci/lab/run.sh                 # ablation table + B=1 split sweep + checks
 #   VARIANTS="base: x3:-DLAB_3X=1" bash .ci/lab/run.sh
 #   VARIANTS="n32:-DLAB_N=32,-DLAB_ONE=0" RUNS="n32 16 16 64 16 64 64 3 3 3;n32 2 16 64 6 20 19 3 3 3 check" bash .ci/lab/run.sh
-#   RUNS="base 128 3 24 24 32 32 3 3 3;LAB_NOTAIL=1 base 128 3 24 24 32 32 3 3 3" bash .ci/lab/run.sh
+#   VARIANTS="b:-DLAB_BF16=1" RUNS="b 128 3 24 24 32 32 3 3 3;LAB_NOPAIRS=1 b 128 3 24 24 32 32 3 3 3" bash .ci/lab/run.sh
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/lab-out}; mkdir -p "$OUT"
