@@ -1,6 +1,6 @@
 // Standalone timing of one float32 wgmma kernel configuration (device experiments, not
 // shipped; .ci/lab/run.sh builds and runs it). Configuration by macros: LAB_N, LAB_KR,
-// LAB_ONE (K in one chunk), LAB_CHUNK (k-steps per chunk otherwise), LAB_3X, LAB_BF16,
+// LAB_ONE (K in one chunk), LAB_CHUNK (k-steps per chunk otherwise), LAB_RETIRE, LAB_3X, LAB_BF16,
 // LAB_F32BF16 (float32 data, bfloat16 wgmma);
 // ablations by ablate.py's LAB_* switches.
 // Run: ./lab B C_in C_out D H W k_r k_p k_q [check|rand [seed]]   (dim 2, contiguous)
@@ -49,15 +49,18 @@ using namespace fusedconv::fused::hopper;
 #ifndef LAB_CHUNK
 #define LAB_CHUNK 0  // k-steps per chunk of K in chunks (0: the config's default)
 #endif
+#ifndef LAB_RETIRE
+#define LAB_RETIRE 0  // WgmmaConfig's kRetire_ (TF32 one chunk: each plane retires in its step)
+#endif
 #if LAB_BF16
 using Elem = cutlass::bfloat16_t;
-using Cfg = WgmmaConfig<Elem, Elem, LAB_N, LAB_KR, false, bool(LAB_ONE), LAB_CHUNK>;
+using Cfg = WgmmaConfig<Elem, Elem, LAB_N, LAB_KR, false, bool(LAB_ONE), LAB_CHUNK, bool(LAB_RETIRE)>;
 #elif LAB_F32BF16  // float32 x, weight and y; bfloat16 wgmma operands (an autocast kernel)
 using Elem = float;
-using Cfg = WgmmaConfig<float, cutlass::bfloat16_t, LAB_N, LAB_KR, false, bool(LAB_ONE), LAB_CHUNK>;
+using Cfg = WgmmaConfig<float, cutlass::bfloat16_t, LAB_N, LAB_KR, false, bool(LAB_ONE), LAB_CHUNK, bool(LAB_RETIRE)>;
 #else
 using Elem = float;
-using Cfg = WgmmaConfig<float, cutlass::tfloat32_t, LAB_N, LAB_KR, bool(LAB_3X), bool(LAB_ONE), LAB_CHUNK>;
+using Cfg = WgmmaConfig<float, cutlass::tfloat32_t, LAB_N, LAB_KR, bool(LAB_3X), bool(LAB_ONE), LAB_CHUNK, bool(LAB_RETIRE)>;
 #endif
 constexpr size_t kES = sizeof(Elem);
 // Host data in the element type; the float copies hold the same (rounded) values.

@@ -32,7 +32,9 @@ template <int N> struct WgmmaOp<cutlass::half_t, N> {
 };
 
 // kLongChunk_: k-steps per chunk when K does not fit one chunk (0: half a one-chunk plane).
-template <class Element_, class ValA_, int kN_, int kKR_, bool kSplit3x_, bool kOneChunk_, int kLongChunk_ = 0>
+// kRetire_: every plane's wgmmas retire within its step (see kRetireEachPlane).
+template <class Element_, class ValA_, int kN_, int kKR_, bool kSplit3x_, bool kOneChunk_, int kLongChunk_ = 0,
+          bool kRetire_ = false>
 struct WgmmaConfig {
   using Element = Element_;  // x, weight, bias and y element type
   using ValA = ValA_;        // operand type the wgmma consumes
@@ -47,8 +49,12 @@ struct WgmmaConfig {
   static constexpr int kTileP = 4, kTileQ = 16;
   static constexpr int kRowPitch = 20;      // footprint row pitch: k_q <= 5
   static constexpr int kMaxKQ = kRowPitch - kTileQ + 1;
+  // kRetireEachPlane (TF32 one chunk): a step retires its plane's wgmmas before folding the
+  // output plane they complete and gathering the next plane into the one A buffer, so kKR
+  // accumulators and one A buffer suffice (fewer registers, more CTAs per SM).
+  static constexpr bool kRetireEachPlane = kRetire_ && kOneChunk_ && sizeof(ValA_) == 4 && !kSplit3x_;
   // Output planes in flight: the kKR a plane feeds plus the one being folded meanwhile.
-  static constexpr int kAccSlots = kKR + 1;
+  static constexpr int kAccSlots = kRetireEachPlane ? kKR : kKR + 1;
   static constexpr int kBlockK = 32 / int(sizeof(ValA));  // 8 (TF32) or 16 (16-bit): 32 B of K
   // k-steps gathered into one register buffer; a plane of K <= kOneChunkK is one chunk.
   // Longer K goes in smaller chunks through two buffers in turn, so that one chunk's gather
@@ -59,7 +65,7 @@ struct WgmmaConfig {
   static constexpr int kChunk = kOneChunk ? kOneChunkSteps : kLongChunk_ > 0 ? kLongChunk_ : kOneChunkSteps / 2;
   // A buffers: two let a gather overlap the wgmmas of the previous plane (one chunk) or
   // chunk (longer K); 3xTF32 in one chunk holds three parts per buffer and keeps one.
-  static constexpr int kABuffers = (kSplit3x && kOneChunk) ? 1 : 2;
+  static constexpr int kABuffers = ((kSplit3x && kOneChunk) || kRetireEachPlane) ? 1 : 2;
   static constexpr int kPrefetch = 2;       // planes in flight beyond the one in use
   // Order of a one-chunk plane step: the wgmmas first, then the next plane's barrier and
   // gather (into the other A buffer) and the fold while they run (the barrier runs one plane
@@ -93,7 +99,7 @@ struct WgmmaConfig {
   // at 128 (120 B spilled each); 3xTF32 needs ~234. float32 data with 16-bit operands
   // (autocast) at N = 24: 88.3 µs at 3 per SM vs 88.2 at 4 (B = 128), 616 vs 630 (B = 1024).
   static constexpr int kMinBlocks =
-      kSplit3x ? 2 : (kN <= 16 || (sizeof(Element) == 2 && kN <= 24)) ? 4 : 3;
+      kSplit3x ? 2 : (kN <= 16 || (sizeof(Element) == 2 && kN <= 24) || kRetireEachPlane) ? 4 : 3;
   // Largest R split. Measured on the H200 (B=1 reference, TF32): 10.4 µs at 4, 12.1 at 8
   // (each CTA reads k_r - 1 extra planes; more, shorter CTAs cost more).
   static constexpr int kMaxSplit = 4;

@@ -8,8 +8,10 @@
 // d = i - kr it feeds; plane d's accumulator starts from zero (ScaleOut::Zero) at kr = 0.
 // After plane i's wgmmas are issued, output plane i - k_r (completed by plane i - 1) is
 // folded into the running min (and argmin) while those wgmmas run: k_r + 1 accumulators
-// rotate; TF32 (kIssueFirst) also readies and gathers plane i + 1 meanwhile. A finite bias
-// is added once after the min (the epilogue), otherwise per plane.
+// rotate; TF32 (kIssueFirst) also readies and gathers plane i + 1 meanwhile. TF32 on large
+// grids (kRetireEachPlane) retires plane i's wgmmas within its step instead and folds the
+// output plane they complete at once: k_r accumulators and one A buffer, so 4 CTAs fit per
+// SM. A finite bias is added once after the min (the epilogue), otherwise per plane.
 // The main loop is unrolled over the ring's kSlots planes, so every ring slot,
 // accumulator, A buffer and B descriptor is a compile-time choice (ptxas serializes the
 // wgmmas when an accumulator is picked at run time).
@@ -312,9 +314,20 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   auto step = [&](auto u_c, int i, auto tail_c) __attribute__((always_inline)) {
     constexpr int u = decltype(u_c)::value;
     [[maybe_unused]] constexpr bool kTail = decltype(tail_c)::value;  // (K in chunks retires every chunk)
-    const int d_fold = i - KR;                 // completed by plane i - 1
-    Acc& a_fold = acc[(u + 1) % kAcc];         // = (u - KR) mod kAcc
-    if constexpr (Cfg::kIssueFirst) {
+    [[maybe_unused]] const int d_fold = i - KR;          // completed by plane i - 1
+    [[maybe_unused]] Acc& a_fold = acc[(u + 1) % kAcc];  // = (u - KR) mod kAcc
+    if constexpr (Cfg::kRetireEachPlane) {
+      // Plane i's wgmmas, the barrier of plane i + 1 while they run, then their retirement:
+      // output plane i - KR + 1 is complete (folded at once, its accumulator next holds
+      // output plane i + 1) and the one A buffer is free for plane i + 1's gather.
+      const bool more = i + 1 < i_end;
+      issue(tCrA[0], u_c, 0, Int<kChunk>{});
+      if (more) advance(u_c, i);
+      warpgroup_wait<0>();
+      const int d_done = i - KR + 1;
+      if (d_done >= d_begin) fold(acc[(u + 1) % kAcc], d_done);  // (u - KR + 1) mod KR
+      if (more) gather_fast(tCrA[0], slot_of((u + 1) % kSlots));
+    } else if constexpr (Cfg::kIssueFirst) {
       const bool more = i + 1 < i_end;         // plane i + 1 exists
       issue(tCrA[u % kABuf], u_c, 0, Int<kChunk>{});
       if (more) advance(u_c, i);
@@ -377,7 +390,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   }
   warpgroup_wait<0>();
   cp_async_wait<0>();
-  {  // the last output plane, in the accumulator of its position in the period
+  if constexpr (!Cfg::kRetireEachPlane) {  // the last output plane, in the accumulator of its position in the period
     const int d_last = d_end - 1;
     const int j_last = (d_last - i_begin) % kAcc;
     CUTE_UNROLL

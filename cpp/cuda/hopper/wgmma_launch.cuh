@@ -80,25 +80,43 @@ template <> struct ModeTypes<Mode::kFP16F32> {
 template <Mode kMode, int N>
 struct WidthKernels {
   using T = ModeTypes<kMode>;
-  template <int KR, bool kOneChunk, int kLongChunk = 0>
-  using Cfg = WgmmaConfig<typename T::Element, typename T::ValA, N, KR, T::kSplit3x, kOneChunk, kLongChunk>;
+  template <int KR, bool kOneChunk, int kLongChunk = 0, bool kRetire = false>
+  using Cfg = WgmmaConfig<typename T::Element, typename T::ValA, N, KR, T::kSplit3x, kOneChunk, kLongChunk, kRetire>;
   // TF32 K in chunks also comes in chunks of 3 k-steps (24 K). Measured on the H200 (lab,
   // session 9): at equal padding 3 beat 2 by 2-5% (fewer chunks), with more padding they lost
   // up to 8% (3xTF32 up to 22%, hence TF32 only).
   static constexpr bool kTripleChunks = sizeof(typename T::ValA) == 4 && !T::kSplit3x;
+  // TF32 in one chunk at N >= 24 also comes with each plane retired in its step
+  // (kRetireEachPlane: 128 registers, 4 CTAs per SM instead of 3), taken when the grid is
+  // more than one wave of 3 per SM. Measured on the H200 (lab, session 10): the reference
+  // 92.4 -> 86.3 µs, B = 64 / 256 / 1024 -7% / -4% / -3%, N = 32 -2 to -4%; smaller grids
+  // lose (B = 8 13.7 -> 14.8 µs, B = 1 10.3 -> 10.6: a longer chain per CTA), N = 16 loses
+  // at every size (4 per SM already).
+  static constexpr bool kRetireKernels = sizeof(typename T::ValA) == 4 && !T::kSplit3x && N >= 24;
+  static bool retire_pays(const Params& p) {
+    using Keep = Cfg<1, true>;
+    const long long ctas = 1LL * p.batch * ((p.p_out + Keep::kTileP - 1) / Keep::kTileP) *
+                           ((p.q_out + Keep::kTileQ - 1) / Keep::kTileQ) * ((p.c_out + N - 1) / N);
+    return ctas > 1LL * Keep::kMinBlocks * sm_count();
+  }
 
-  template <bool kOneChunk, int kLongChunk, class F>
+  template <bool kOneChunk, int kLongChunk, bool kRetire = false, class F>
   static auto with_kr(int k_r, F&& f) {
-    if (k_r <= 1) return f(Cfg<1, kOneChunk, kLongChunk>{});
-    if (k_r == 2) return f(Cfg<2, kOneChunk, kLongChunk>{});
-    return f(Cfg<3, kOneChunk, kLongChunk>{});  // plan_config rejects k_r > 3
+    if (k_r <= 1) return f(Cfg<1, kOneChunk, kLongChunk, kRetire>{});
+    if (k_r == 2) return f(Cfg<2, kOneChunk, kLongChunk, kRetire>{});
+    return f(Cfg<3, kOneChunk, kLongChunk, kRetire>{});  // plan_config rejects k_r > 3
   }
 
   template <class F>
   static auto with_config(const Params& p, F&& f) {
     using Any = Cfg<1, true>;  // the chunk sizes do not depend on k_r
     const int k_plane = p.c_in * p.k_p * p.k_q;
-    if (k_plane <= Any::kOneChunkK) return with_kr<true, 0>(p.k_r, f);
+    if (k_plane <= Any::kOneChunkK) {
+      if constexpr (kRetireKernels) {
+        if (retire_pays(p)) return with_kr<true, 0, true>(p.k_r, f);
+      }
+      return with_kr<true, 0>(p.k_r, f);
+    }
     if constexpr (kTripleChunks) {
       const int two = 2 * Any::kBlockK, three = 3 * Any::kBlockK;  // K per chunk
       if (round_up(k_plane, three) <= round_up(k_plane, two)) return with_kr<false, 3>(p.k_r, f);
