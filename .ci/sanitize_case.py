@@ -28,4 +28,15 @@ for shape in cases:
                     torch.ops.fusedconv.forward(x, wt, b, dim)
             torch.cuda.synchronize()
             print(shape, dtype, prec, dim, path, tuple(y.shape), flush=True)
+# TF32 on a grid of 421 CTAs (more waves at 3 per SM than at 4 on an H200): the kernel that
+# retires each plane in its step, with the argmin (backward) too.
+torch.set_float32_matmul_precision("high")
+x = torch.randn(421, 2, 4, 6, 7, device="cuda")
+wt = torch.randn(21, 2, 3, 3, 3, device="cuda")
+b = torch.randn(21, device="cuda")
+for dim in (2, 4):
+    xs = [t.clone().requires_grad_() for t in (x, wt, b)]
+    torch.ops.fusedconv.forward(*xs, dim).sum().backward()
+    torch.cuda.synchronize()
+    print("large grid", dim, torch.ops.fusedconv.kernel_path(x, wt, b, dim), flush=True)
 print("sanitize_case: done")

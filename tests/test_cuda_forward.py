@@ -134,10 +134,10 @@ def test_reference_workload_runs_wgmma(mode):
     _check(mode, x, w, b, 2)
 
 
-# Grids of more than one wave at 3 CTAs per SM (batch x tiles x channel groups > 3 x SMs):
-# TF32 there runs the one-chunk kernels that retire each plane in its step (4 CTAs per SM;
-# cpp/cuda/hopper/wgmma_launch.cuh, retire_pays). k_r = 3 / 2 / 1, N = 24 and 32, one and two
-# channel groups.
+# Grids that take fewer waves at 4 CTAs per SM than at 3 (CTAs = batch x tiles x channel
+# groups): TF32 there runs the one-chunk kernels that retire each plane in its step (4 CTAs
+# per SM; cpp/cuda/hopper/wgmma_launch.cuh, retire_pays). k_r = 3 / 2 / 1, N = 24 and 32, one
+# and two channel groups.
 LARGE_GRID_SHAPES = [
     (64, 3, 24, 6, 34, 34, 3, 3, 3),
     (64, 3, 20, 6, 33, 35, 2, 3, 3),
@@ -146,13 +146,15 @@ LARGE_GRID_SHAPES = [
 ]
 
 
-def _ctas(shape, dim=2):
-    """CTAs of the wgmma grid without an R split: batch x 4 x 16 tiles x channel groups."""
+def _takes_retiring_kernel(shape, dim=2):
+    """Whether the wgmma grid (batch x 4 x 16 tiles x channel groups CTAs) takes fewer waves
+    at 4 CTAs per SM than at 3."""
     b, _, c_out, *spatial = shape
     out = [spatial[i] - spatial[i + 3] + 1 for i in range(3)]
     del out[dim - 2]
-    groups = (c_out + 31) // 32
-    return b * -(-out[0] // 4) * -(-out[1] // 16) * groups
+    ctas = b * -(-out[0] // 4) * -(-out[1] // 16) * ((c_out + 31) // 32)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    return -(-ctas // (4 * sms)) < -(-ctas // (3 * sms))
 
 
 @pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
@@ -160,11 +162,11 @@ def _ctas(shape, dim=2):
 def test_large_grid_tf32(shape):
     """The large-grid TF32 kernels against float64, and bitwise against the small-grid kernels
     on two batch indices (same wgmma order, exact min); their argmin through the backward."""
-    assert _ctas(shape) > 3 * torch.cuda.get_device_properties(0).multi_processor_count
+    assert _takes_retiring_kernel(shape)
     x, w, b = make_inputs(shape, device="cuda")
     y = _check("high", x, w, b, 2)
     y_small, _ = _run("high", x[-2:], w, b, 2)
-    assert _ctas((2,) + shape[1:]) <= 3 * torch.cuda.get_device_properties(0).multi_processor_count
+    assert not _takes_retiring_kernel((2,) + shape[1:])
     assert torch.equal(y[-2:], y_small)
     # grad_x at those two indices depends on the argmin of each column only.
     with float32_precision("high"):

@@ -87,17 +87,22 @@ struct WidthKernels {
   // up to 8% (3xTF32 up to 22%, hence TF32 only).
   static constexpr bool kTripleChunks = sizeof(typename T::ValA) == 4 && !T::kSplit3x;
   // TF32 in one chunk at N >= 24 also comes with each plane retired in its step
-  // (kRetireEachPlane: 128 registers, 4 CTAs per SM instead of 3), taken when the grid is
-  // more than one wave of 3 per SM. Measured on the H200 (lab, session 10): the reference
-  // 92.4 -> 86.3 µs, B = 64 / 256 / 1024 -7% / -4% / -3%, N = 32 -2 to -4%; smaller grids
-  // lose (B = 8 13.7 -> 14.8 µs, B = 1 10.3 -> 10.6: a longer chain per CTA), N = 16 loses
-  // at every size (4 per SM already).
+  // (kRetireEachPlane: 128 registers, 4 CTAs per SM instead of 3), taken when its grid needs
+  // fewer waves. A retiring CTA is slower, so at equal waves the 3-per-SM kernel wins.
+  // Measured on the H200 (lab, session 10; reference shape by batch, CTAs, µs kept /
+  // retiring): 24, 384: 18.7 / 19.7; 25, 400: 29.2 / 22.8; 32, 512: 32.9 / 23.1; 48, 768:
+  // 34.5 / 38.3; 64, 1024: 46.4 / 43.1; 128: 92.4 / 86.3; 1024: 640.5 / 619.6; N = 32 alike.
+  // N = 16 runs 4 per SM already and loses to it at every size.
   static constexpr bool kRetireKernels = sizeof(typename T::ValA) == 4 && !T::kSplit3x && N >= 24;
   static bool retire_pays(const Params& p) {
     using Keep = Cfg<1, true>;
+    using Retire = Cfg<1, true, 0, true>;
     const long long ctas = 1LL * p.batch * ((p.p_out + Keep::kTileP - 1) / Keep::kTileP) *
                            ((p.q_out + Keep::kTileQ - 1) / Keep::kTileQ) * ((p.c_out + N - 1) / N);
-    return ctas > 1LL * Keep::kMinBlocks * sm_count();
+    const long long sms = sm_count();
+    if (sms <= 0) return false;
+    auto waves = [&](int per_sm) { return (ctas + per_sm * sms - 1) / (per_sm * sms); };
+    return waves(Retire::kMinBlocks) < waves(Keep::kMinBlocks);
   }
 
   template <bool kOneChunk, int kLongChunk, bool kRetire = false, class F>
