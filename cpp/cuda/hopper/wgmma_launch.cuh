@@ -93,14 +93,14 @@ struct WidthKernels {
   // retiring): 24, 384: 18.7 / 19.7; 25, 400: 29.2 / 22.8; 32, 512: 32.9 / 23.1; 48, 768:
   // 34.5 / 38.3; 64, 1024: 46.4 / 43.1; 128: 92.4 / 86.3; 1024: 640.5 / 619.6; N = 32 alike.
   // N = 16 runs 4 per SM already and loses to it at every size.
-  static constexpr bool kRetireKernels = sizeof(typename T::ValA) == 4 && !T::kSplit3x && N >= 24;
+  using Keep = Cfg<1, true>;
+  using Retire = Cfg<1, true, 0, true>;
+  static constexpr bool kRetireKernels = Retire::kRetireEachPlane && N >= 24;
   static bool retire_pays(const Params& p) {
-    using Keep = Cfg<1, true>;
-    using Retire = Cfg<1, true, 0, true>;
-    const long long ctas = 1LL * p.batch * ((p.p_out + Keep::kTileP - 1) / Keep::kTileP) *
-                           ((p.q_out + Keep::kTileQ - 1) / Keep::kTileQ) * ((p.c_out + N - 1) / N);
     const long long sms = sm_count();
     if (sms <= 0) return false;
+    const WgGeometry g = make_wg_geometry<Keep>(p, int(sms));  // tiles and channel groups
+    const long long ctas = 1LL * p.batch * g.tiles_p * g.tiles_q * g.n_split;
     auto waves = [&](int per_sm) { return (ctas + per_sm * sms - 1) / (per_sm * sms); };
     return waves(Retire::kMinBlocks) < waves(Keep::kMinBlocks);
   }
