@@ -82,9 +82,10 @@ fused::Params make_params(const Problem& p, const at::Tensor& x, const at::Tenso
   return k;
 }
 
-// 3xTF32 stays within the "highest" bound (rel err <= 1e-5 vs float64) for short reductions
-// K = C_in*kD*kH*kW, but measured 1.05e-5 at K = 432 (randn) and 1.8e-5 at K = 960 (rand) on
-// the H200 (2026-11-29): longer reductions go to the composite, which runs cuDNN in fp32.
+// 3xTF32's error grows with K = C_in*kD*kH*kW (the tensor cores truncate each fp32 sum).
+// Worst of 40 seeds at K ~ 250 on the H200 (2026-11-30, .ci/precision_sweep.py): 4.1e-6 on
+// the wgmma kernel, 2.7e-6 on the mma.sync one, against the "highest" bound of 1e-5; 1.05e-5
+// was seen at K = 432 (2026-11-29). Longer reductions go to the composite (cuDNN in fp32).
 constexpr int64_t kMax3xTF32Reduction = 256;
 
 struct Route {
