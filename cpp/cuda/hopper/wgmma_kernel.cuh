@@ -314,8 +314,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   auto step = [&](auto u_c, int i, auto tail_c) __attribute__((always_inline)) {
     constexpr int u = decltype(u_c)::value;
     [[maybe_unused]] constexpr bool kTail = decltype(tail_c)::value;  // (K in chunks retires every chunk)
-    [[maybe_unused]] const int d_fold = i - KR;          // completed by plane i - 1
-    [[maybe_unused]] Acc& a_fold = acc[(u + 1) % kAcc];  // = (u - KR) mod kAcc
+    const int d_fold = i - KR;           // completed by plane i - 1
+    Acc& a_fold = acc[(u + 1) % kAcc];   // = (u - KR) mod kAcc
     if constexpr (Cfg::kRetireEachPlane) {
       // Plane i's wgmmas, the barrier of plane i + 1 while they run, then their retirement:
       // output plane i - KR + 1 is complete (folded at once, its accumulator next holds
@@ -324,8 +324,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       issue(tCrA[0], u_c, 0, Int<kChunk>{});
       if (more) advance(u_c, i);
       warpgroup_wait<0>();
-      const int d_done = i - KR + 1;
-      if (d_done >= d_begin) fold(acc[(u + 1) % kAcc], d_done);  // (u - KR + 1) mod KR
+      // kAcc = KR here, so a_fold holds output plane d_fold + 1, the one just completed.
+      if (d_fold + 1 >= d_begin) fold(a_fold, d_fold + 1);
       if (more) gather_fast(tCrA[0], slot_of((u + 1) % kSlots));
     } else if constexpr (Cfg::kIssueFirst) {
       const bool more = i + 1 < i_end;         // plane i + 1 exists
