@@ -8,6 +8,7 @@ cases = [  # (B, C_in, C_out, D, H, W, kD, kH, kW)
     (2, 3, 5, 5, 7, 9, 3, 2, 3),
     (1, 2, 37, 4, 5, 19, 2, 3, 1),  # wgmma: two channel groups, R split
     (1, 9, 40, 5, 6, 18, 3, 3, 3),  # wgmma: K = 81 in pairs of chunks, two channel groups
+    (1, 2, 30, 11, 6, 19, 5, 4, 3),  # wgmma k_r = 5 / 4 / 3 (TF32, bf16), R split
 ]
 for shape in cases:
     bsz, cin, cout, d, h, w, kd, kh, kw = shape
@@ -28,15 +29,18 @@ for shape in cases:
                     torch.ops.fusedconv.forward(x, wt, b, dim)
             torch.cuda.synchronize()
             print(shape, dtype, prec, dim, path, tuple(y.shape), flush=True)
-# TF32 on a grid of 421 CTAs (more waves at 3 per SM than at 4 on an H200): the kernel that
-# retires each plane in its step, with the argmin (backward) too.
+# TF32 on grids with more waves at the other kernel's CTAs per SM than at the retiring one's
+# (an H200: 421 CTAs, 3 vs 4 per SM; k_r = 5: 300 CTAs, 2 vs 3): the kernel that retires each
+# plane in its step, with the argmin (backward) too.
 torch.set_float32_matmul_precision("high")
-x = torch.randn(421, 2, 4, 6, 7, device="cuda")
-wt = torch.randn(21, 2, 3, 3, 3, device="cuda")
-b = torch.randn(21, device="cuda")
-for dim in (2, 4):
-    xs = [t.clone().requires_grad_() for t in (x, wt, b)]
-    torch.ops.fusedconv.forward(*xs, dim).sum().backward()
-    torch.cuda.synchronize()
-    print("large grid", dim, torch.ops.fusedconv.kernel_path(x, wt, b, dim), flush=True)
+for x_shape, w_shape, dims in (((421, 2, 4, 6, 7), (21, 2, 3, 3, 3), (2, 4)),
+                               ((300, 2, 6, 6, 7), (21, 2, 5, 3, 3), (2,))):
+    x = torch.randn(x_shape, device="cuda")
+    wt = torch.randn(w_shape, device="cuda")
+    b = torch.randn(w_shape[0], device="cuda")
+    for dim in dims:
+        xs = [t.clone().requires_grad_() for t in (x, wt, b)]
+        torch.ops.fusedconv.forward(*xs, dim).sum().backward()
+        torch.cuda.synchronize()
+        print("large grid", x_shape, dim, torch.ops.fusedconv.kernel_path(x, wt, b, dim), flush=True)
 print("sanitize_case: done")

@@ -130,8 +130,8 @@ def test_compiled_op_under_autocast_cpu():
 
 @requires_cuda
 def test_fused_autocast_falls_back_to_casting():
-    # k_r = 4: more than the wgmma kernel takes along the reduced axis.
-    x, w, b = make_inputs((2, 3, 5, 7, 9, 11, 4, 3, 3), device="cuda")
+    # k_r = 6: more than the wgmma kernel takes along the reduced axis (5).
+    x, w, b = make_inputs((2, 3, 5, 9, 9, 11, 6, 3, 3), device="cuda")
     with torch.autocast("cuda", dtype=torch.bfloat16):
         ours = _op(x, w, b)
         assert not _fused_autocast(fusedconv.kernel_path(x, w, b))

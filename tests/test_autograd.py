@@ -84,11 +84,14 @@ def _tf32_exact_inputs(shape, device):
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("precision,tol", [("highest", 1e-4), ("high", 2e-3), ("medium", 2e-3)])
-def test_float32_grads_per_precision_mode(precision, tol, device):
+@pytest.mark.parametrize("shape", [(2, 3, 6, 6, 7, 9, 3, 3, 3), (2, 3, 6, 11, 7, 9, 5, 3, 3)],
+                         ids=["k3", "kd5"])
+def test_float32_grads_per_precision_mode(shape, precision, tol, device):
     # Random real-valued inputs would make TF32 rounding flip near-tied minima, which moves
     # gradient mass discontinuously (eager TF32 does the same); dyadic inputs keep the argmin
-    # fixed so the tolerance measures the arithmetic.
-    x, w, b = _tf32_exact_inputs((2, 3, 6, 6, 7, 9, 3, 3, 3), device)
+    # fixed so the tolerance measures the arithmetic. (kD = 5: the wgmma kernel's k_r = 5
+    # instantiation in TF32 on compute capability 9.0.)
+    x, w, b = _tf32_exact_inputs(shape, device)
     grad_y = torch.randn(reference(x, w, b).shape, device=device)
     exact = _grads(eager, x.double(), w.double(), b.double(), 2, grad_y.double())
     with float32_precision(precision):

@@ -48,6 +48,12 @@ SHAPES = [
     (3, 4, 24, 7, 13, 15, 3, 3, 3),
     (2, 8, 24, 6, 9, 10, 3, 3, 3),
     (2, 3, 20, 6, 11, 12, 3, 5, 5),
+    # k_r = 4 and 5 on the wgmma kernel (not 3xTF32): 10 and 6 planes per unrolled period,
+    # several periods and a partial one; with 2 channel groups and an R split (B = 1); k_r = 4
+    # along H (dim 3) with k_q = 5
+    (2, 3, 20, 27, 10, 18, 4, 3, 3),
+    (1, 2, 40, 20, 9, 21, 5, 3, 2),
+    (2, 1, 16, 8, 23, 9, 2, 4, 5),
 ]
 SHAPE_IDS = ["x".join(map(str, s)) for s in SHAPES]
 
@@ -76,24 +82,25 @@ MAX_3XTF32_REDUCTION = 256
 
 # The sm_90a wgmma kernel (cpp/cuda/hopper/) runs on compute capability 9.0 devices (the
 # default build targets include 90a) for C_out <= 256 (above 32 in channel groups of up to 32,
-# one CTA each), a kernel extent <= 3 along the reduced axis and <= 5 along the last kept
-# axis; everything else fused runs the mma.sync kernel (C_out <= 128).
+# one CTA each), a kernel extent <= 5 along the reduced axis (3xTF32: <= 3) and <= 5 along
+# the last kept axis; everything else fused runs the mma.sync kernel (C_out <= 128).
 WGMMA_DEVICE = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 
 
-def _wgmma_fits(w, dim):
+def _wgmma_fits(mode, w, dim):
     k_r = w.shape[dim]
     k_q = w.shape[3] if dim == 4 else w.shape[4]
-    return w.shape[0] <= 256 and k_r <= 3 and k_q <= 5
+    return w.shape[0] <= 256 and k_r <= (3 if mode == "highest" else 5) and k_q <= 5
 
 
 def _expected_path(mode, w, dim=2):
     if mode == "highest" and w[0].numel() > MAX_3XTF32_REDUCTION:
         return "cuda-composite"
     path = MODES[mode][1]
-    if WGMMA_DEVICE and _wgmma_fits(w, dim % 5):
+    if WGMMA_DEVICE and _wgmma_fits(mode, w, dim % 5):
         return path.replace("cuda-fused-", "cuda-wgmma-")
-    return path if w.shape[0] <= 128 else "cuda-composite"
+    # The mma.sync kernel: C_out <= 128, and for 3xTF32 <= 32 (the composite was faster).
+    return path if w.shape[0] <= (32 if mode == "highest" else 128) else "cuda-composite"
 
 
 def _check(mode, x, w, b, dim, expect_path=None):
@@ -131,8 +138,9 @@ def test_3xtf32_margin_at_long_reduction(dim, dist):
     """The mma.sync 3xTF32 kernel near the top of its range (K = 250) keeps half the bound
     over several fresh draws. Its tensor cores truncate each fp32 sum; with the small terms in
     the big-term accumulator and the bias in it, the worst of 40 seeds was 8.9e-6 and the
-    median ~6e-6 (H200, 2026-11-30); apart: 2.7e-6 and <= 2e-6 (BENCHMARKS.md, v22)."""
-    shape = (1, 2, 128, 6, 7, 35, 5, 5, 5)
+    median ~6e-6 (H200, 2026-11-30, C_out = 128); apart: 2.7e-6 and <= 2e-6 (BENCHMARKS.md,
+    v22). (3xTF32 now takes C_out <= 32 on that kernel.)"""
+    shape = (1, 2, 29, 6, 7, 35, 5, 5, 5)
     worst = 0.0
     for _ in range(8):
         x, w, b = make_inputs(shape, dist=dist, device="cuda")
@@ -153,25 +161,27 @@ def test_reference_workload_runs_wgmma(mode):
 
 # Grids that take fewer waves at 4 CTAs per SM than at 3 (CTAs = batch x tiles x channel
 # groups): TF32 there runs the one-chunk kernels that retire each plane in its step (4 CTAs
-# per SM; cpp/cuda/hopper/wgmma_launch.cuh, retire_pays). k_r = 3 / 2 / 1, N = 24 and 32, one
-# and two channel groups.
+# per SM, k_r = 4 and 5: 3 instead of 2; cpp/cuda/hopper/wgmma_launch.cuh, retire_pays).
+# k_r = 3 / 2 / 1 / 5, N = 24 and 32, one and two channel groups.
 LARGE_GRID_SHAPES = [
     (64, 3, 24, 6, 34, 34, 3, 3, 3),
     (64, 3, 20, 6, 33, 35, 2, 3, 3),
     (64, 2, 30, 5, 30, 37, 1, 3, 5),
     (32, 3, 56, 5, 34, 34, 3, 3, 3),
+    (48, 2, 24, 9, 34, 34, 5, 3, 3),
 ]
 
 
 def _takes_retiring_kernel(shape, dim=2):
     """Whether the wgmma grid (batch x 4 x 16 tiles x channel groups CTAs) takes fewer waves
-    at 4 CTAs per SM than at 3."""
+    at the retiring kernel's CTAs per SM (4; k_r >= 4: 3) than at the other's (3; 2)."""
     b, _, c_out, *spatial = shape
     out = [spatial[i] - spatial[i + 3] + 1 for i in range(3)]
     del out[dim - 2]
     ctas = b * -(-out[0] // 4) * -(-out[1] // 16) * ((c_out + 31) // 32)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    return -(-ctas // (4 * sms)) < -(-ctas // (3 * sms))
+    retire, keep = (3, 2) if spatial[dim - 2 + 3] >= 4 else (4, 3)
+    return -(-ctas // (retire * sms)) < -(-ctas // (keep * sms))
 
 
 @pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")

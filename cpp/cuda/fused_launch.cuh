@@ -34,20 +34,26 @@ cudaError_t launch_config(const Params& p, const Geometry& g, cudaStream_t strea
 // Small: C_out <= 32 (one quad holds a row's channels). Large: C_out <= 128.
 template <class Small, class Large>
 Fit plan_mode(const Params& p, int max_smem_bytes) {
+  return p.c_out <= Small::kBlockN ? plan_one<Small>(p, max_smem_bytes) : plan_one<Large>(p, max_smem_bytes);
+}
+
+template <class Cfg>
+Fit plan_one(const Params& p, int max_smem_bytes) {
   Geometry g;
-  return p.c_out <= Small::kBlockN ? plan_config<Small>(p, max_smem_bytes, &g)
-                                   : plan_config<Large>(p, max_smem_bytes, &g);
+  return plan_config<Cfg>(p, max_smem_bytes, &g);
+}
+
+template <class Cfg>
+cudaError_t launch_one(const Params& p, int max_smem_bytes, cudaStream_t stream) {
+  Geometry g;
+  if (plan_config<Cfg>(p, max_smem_bytes, &g) != Fit::kOk) return cudaErrorInvalidValue;
+  return launch_config<Cfg>(p, g, stream);
 }
 
 template <class Small, class Large>
 cudaError_t launch_mode(const Params& p, int max_smem_bytes, cudaStream_t stream) {
-  Geometry g;
-  if (p.c_out <= Small::kBlockN) {
-    if (plan_config<Small>(p, max_smem_bytes, &g) != Fit::kOk) return cudaErrorInvalidValue;
-    return launch_config<Small>(p, g, stream);
-  }
-  if (plan_config<Large>(p, max_smem_bytes, &g) != Fit::kOk) return cudaErrorInvalidValue;
-  return launch_config<Large>(p, g, stream);
+  return p.c_out <= Small::kBlockN ? launch_one<Small>(p, max_smem_bytes, stream)
+                                   : launch_one<Large>(p, max_smem_bytes, stream);
 }
 
 }  // namespace fusedconv::fused

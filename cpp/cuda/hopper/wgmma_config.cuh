@@ -40,7 +40,7 @@ struct WgmmaConfig {
   using ValA = ValA_;        // operand type the wgmma consumes
   using MmaOp = typename WgmmaOp<ValA, kN_>::type;
   static constexpr int kN = kN_;            // accumulator width: C_out <= kN
-  static constexpr int kKR = kKR_;          // kernel extent along R (1..3)
+  static constexpr int kKR = kKR_;          // kernel extent along R (1..5)
   static constexpr bool kSplit3x = kSplit3x_;
   // K of a plane fits one chunk: A addresses live in registers (a separate instantiation,
   // so that the chunk loop of longer K does not cost this path registers).
@@ -80,7 +80,11 @@ struct WgmmaConfig {
   // per plane suffices. A multiple of kAccSlots and of kABuffers: the main loop is unrolled
   // over kSlots planes, so that ring slot, accumulator and A buffer of every plane are
   // compile-time constants.
-  static constexpr int kSlots = kAccSlots == 3 ? 6 : 4;
+  static constexpr int kSlots = [] {
+    int s = 1;  // the least common multiple of kAccSlots and kABuffers ...
+    while (s % kAccSlots != 0 || s % kABuffers != 0) ++s;
+    return s >= kPrefetch + 2 ? s : s * ((kPrefetch + 1 + s) / s);  // ... times what reaches 4
+  }();
   static_assert(kSlots >= kPrefetch + 2 && kSlots % kAccSlots == 0 && kSlots % kABuffers == 0);
   static constexpr int kWeightCopies = kSplit3x ? 3 : 1;  // big, cross, small
   // 3xTF32 in one chunk splits each input plane once into (big, cross, small) planes in
@@ -98,8 +102,12 @@ struct WgmmaConfig {
   // 16-bit N = 24 fits 128 (99 -> 84 µs, bf16 reference); TF32 N = 24 and 16-bit N = 32 lose
   // at 128 (120 B spilled each); 3xTF32 needs ~234. float32 data with 16-bit operands
   // (autocast) at N = 24: 88.3 µs at 3 per SM vs 88.2 at 4 (B = 128), 616 vs 630 (B = 1024).
+  // k_r = 4 and 5 hold one or two accumulators more and take one CTA per SM less: at the
+  // k_r <= 3 bounds their one-chunk kernels spill (local ptxas, nvcc 13.0: TF32 N = 24 64 B
+  // at 168, bf16 N = 24 320 B at 128, TF32 N = 32 retiring 1260 B at 128).
   static constexpr int kMinBlocks =
-      kSplit3x ? 2 : (kN <= 16 || (sizeof(Element) == 2 && kN <= 24) || kRetireEachPlane) ? 4 : 3;
+      (kSplit3x ? 2 : (kN <= 16 || (sizeof(Element) == 2 && kN <= 24) || kRetireEachPlane) ? 4 : 3) -
+      (kKR_ >= 4 ? 1 : 0);
   // Largest R split. Measured on the H200 (B=1 reference, TF32): 10.4 µs at 4, 12.1 at 8
   // (each CTA reads k_r - 1 extra planes; more, shorter CTAs cost more).
   static constexpr int kMaxSplit = 4;

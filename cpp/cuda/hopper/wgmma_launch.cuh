@@ -1,7 +1,7 @@
 #pragma once
 // Host-side planning and launch of the Hopper kernel for one precision mode and accumulator
 // width N (wgmma_dispatch.cu picks N from C_out): picks the instantiation for k_r and for
-// K in one chunk or not, and checks what the kernel covers: k_r <= 3, k_q <= 5 (footprint
+// K in one chunk or not, and checks what the kernel covers: k_r <= 5 (3xTF32 <= 3), k_q <= 5 (footprint
 // pitch), the shared-memory budget and the grid size.
 #include <climits>
 
@@ -93,23 +93,31 @@ struct WidthKernels {
   // retiring): 24, 384: 18.7 / 19.7; 25, 400: 29.2 / 22.8; 32, 512: 32.9 / 23.1; 48, 768:
   // 34.5 / 38.3; 64, 1024: 46.4 / 43.1; 128: 92.4 / 86.3; 1024: 640.5 / 619.6; N = 32 alike.
   // N = 16 runs 4 per SM already and loses to it at every size.
-  using Keep = Cfg<1, true>;
-  using Retire = Cfg<1, true, 0, true>;
-  static constexpr bool kRetireKernels = Retire::kRetireEachPlane && N >= 24;
+  static constexpr bool kRetireKernels = Cfg<1, true, 0, true>::kRetireEachPlane && N >= 24;
   static bool retire_pays(const Params& p) {
     const long long sms = sm_count();
     if (sms <= 0) return false;
-    const WgGeometry g = make_wg_geometry<Keep>(p, int(sms));  // tiles and channel groups
+    const WgGeometry g = make_wg_geometry<Cfg<1, true>>(p, int(sms));  // tiles and channel groups
     const long long ctas = 1LL * p.batch * g.tiles_p * g.tiles_q * g.n_split;
     auto waves = [&](int per_sm) { return (ctas + per_sm * sms - 1) / (per_sm * sms); };
-    return waves(Retire::kMinBlocks) < waves(Keep::kMinBlocks);
+    auto per_sm = [](auto cfg) { return decltype(cfg)::kMinBlocks; };  // depends on k_r
+    return waves(with_kr<true, 0, true>(p.k_r, per_sm)) < waves(with_kr<true, 0>(p.k_r, per_sm));
   }
 
+  // k_r up to 5; 3xTF32 up to 3 (at k_r = 4 its one-chunk kernel spills 56 B at 255
+  // registers, at 5 532 B: local ptxas, nvcc 13.0), so longer k_r take the mma.sync kernel.
+  static constexpr int kMaxKR = T::kSplit3x ? 3 : 5;
   template <bool kOneChunk, int kLongChunk, bool kRetire = false, class F>
   static auto with_kr(int k_r, F&& f) {
     if (k_r <= 1) return f(Cfg<1, kOneChunk, kLongChunk, kRetire>{});
     if (k_r == 2) return f(Cfg<2, kOneChunk, kLongChunk, kRetire>{});
-    return f(Cfg<3, kOneChunk, kLongChunk, kRetire>{});  // plan_config rejects k_r > 3
+    if constexpr (kMaxKR == 5) {
+      if (k_r == 3) return f(Cfg<3, kOneChunk, kLongChunk, kRetire>{});
+      if (k_r == 4) return f(Cfg<4, kOneChunk, kLongChunk, kRetire>{});
+      return f(Cfg<5, kOneChunk, kLongChunk, kRetire>{});  // plan_config rejects k_r > 5
+    } else {
+      return f(Cfg<3, kOneChunk, kLongChunk, kRetire>{});  // plan_config rejects k_r > 3
+    }
   }
 
   template <class F>
