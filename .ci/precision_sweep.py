@@ -22,8 +22,8 @@ from conftest import eager, float32_precision, make_inputs, reference, rel_err  
 import fusedconv  # noqa: E402,F401
 
 # (B, C_in, C_out, D, H, W, kD, kH, kW, dim): K = C_in*kD*kH*kW from 27 to 250, on the wgmma
-# kernel (k <= 3 along dim) and on the mma.sync kernel (k = 5 along dim; "highest" takes it
-# for C_out <= 32).
+# kernel (k = 3 along dim: K in one chunk where it fits; k = 5: in chunks) and on the mma.sync
+# kernel (k = 6 along dim).
 SHAPES = [
     (2, 1, 24, 9, 13, 17, 3, 3, 3, 2),
     (2, 3, 24, 9, 13, 17, 3, 3, 3, 2),
@@ -34,6 +34,7 @@ SHAPES = [
     (1, 1, 29, 6, 7, 35, 5, 5, 5, 3),
     (1, 2, 29, 6, 7, 35, 5, 5, 5, 3),
     (1, 2, 29, 6, 7, 35, 5, 5, 5, 2),
+    (1, 2, 29, 8, 7, 35, 6, 4, 5, 2),
 ]
 
 

@@ -104,10 +104,12 @@ struct WgmmaConfig {
   // (autocast) at N = 24: 88.3 µs at 3 per SM vs 88.2 at 4 (B = 128), 616 vs 630 (B = 1024).
   // k_r = 4 and 5 hold one or two accumulators more and take one CTA per SM less: at the
   // k_r <= 3 bounds their one-chunk kernels spill (local ptxas, nvcc 13.0: TF32 N = 24 64 B
-  // at 168, bf16 N = 24 320 B at 128, TF32 N = 32 retiring 1260 B at 128).
+  // at 168, bf16 N = 24 320 B at 128, TF32 N = 32 retiring 1260 B at 128). 3xTF32 stays at
+  // 2 (255 registers); at k_r >= 4 it gathers in chunks (WidthKernels::kChunksAtLongR).
   static constexpr int kMinBlocks =
-      (kSplit3x ? 2 : (kN <= 16 || (sizeof(Element) == 2 && kN <= 24) || kRetireEachPlane) ? 4 : 3) -
-      (kKR_ >= 4 ? 1 : 0);
+      kSplit3x ? 2
+               : ((kN <= 16 || (sizeof(Element) == 2 && kN <= 24) || kRetireEachPlane) ? 4 : 3) -
+                     (kKR_ >= 4 ? 1 : 0);
   // Largest R split. Measured on the H200 (B=1 reference, TF32): 10.4 µs at 4, 12.1 at 8
   // (each CTA reads k_r - 1 extra planes; more, shorter CTAs cost more).
   static constexpr int kMaxSplit = 4;

@@ -349,7 +349,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       // Pairs of chunks through buffers 0 and 1: each gather overlaps the other buffer's
       // wgmmas. All groups retire at the end of a pair: a wgmma group in flight across this
       // run-time loop's back edge makes ptxas serialize every wgmma of the kernel (C7515).
-      // An odd last chunk is in buffer 0 after the last pair (chunks >= 2 here: plan_config).
+      // An odd last chunk is in buffer 0 after the last pair (also a plane's only chunk: 3xTF32
+      // at k_r >= 4 takes this path for every K).
       advance(u_c, i);
       const char* slot = slot_of(u);
       warpgroup_wait<0>();

@@ -27,7 +27,7 @@ Fit plan_config(const Params& p, int max_smem_bytes, WgGeometry* g) {
   if (p.k_r != Cfg::kKR || p.k_q > Cfg::kMaxKQ) return Fit::kSharedMemory;
   *g = make_wg_geometry<Cfg>(p, sm_count());
   if (g->n_split > Cfg::kMaxCluster) return Fit::kTooManyChannels;  // one cluster per tile
-  if ((g->chunks == 1) != Cfg::kOneChunk) return Fit::kSharedMemory;  // with_config picks it
+  if (Cfg::kOneChunk && g->chunks != 1) return Fit::kSharedMemory;  // with_config picks it
   if (g->smem_bytes > max_smem_bytes) return Fit::kSharedMemory;
   if (g->b_tiles * Cfg::kWeightCopies > 4096) return Fit::kSharedMemory;  // SmemLayoutB's tiles
   if (1LL * p.batch * g->tiles_p * g->tiles_q * g->n_split * g->r_split > INT_MAX) return Fit::kGridSize;
@@ -104,14 +104,18 @@ struct WidthKernels {
     return waves(with_kr<true, 0, true>(p.k_r, per_sm)) < waves(with_kr<true, 0>(p.k_r, per_sm));
   }
 
-  // k_r up to 5; 3xTF32 up to 3 (at k_r = 4 its one-chunk kernel spills 56 B at 255
-  // registers, at 5 532 B: local ptxas, nvcc 13.0), so longer k_r take the mma.sync kernel.
-  static constexpr int kMaxKR = T::kSplit3x ? 3 : 5;
+  // k_r up to 5. 3xTF32 at k_r >= 4 gathers K in chunks even where it fits one: the
+  // one-chunk kernel's three A parts and k_r + 1 accumulators spill at 255 registers (N = 24:
+  // 56 B at k_r = 4, 532 B at 5; N = 32: 316 B, 2764 B), the chunked one takes 188 to 228
+  // with none (local ptxas, nvcc 13.0). Its one-chunk kernels stop at k_r = 3.
+  static constexpr bool kChunksAtLongR = T::kSplit3x;
+  template <bool kOneChunk>
+  static constexpr int kMaxKR = (kChunksAtLongR && kOneChunk) ? 3 : 5;
   template <bool kOneChunk, int kLongChunk, bool kRetire = false, class F>
   static auto with_kr(int k_r, F&& f) {
     if (k_r <= 1) return f(Cfg<1, kOneChunk, kLongChunk, kRetire>{});
     if (k_r == 2) return f(Cfg<2, kOneChunk, kLongChunk, kRetire>{});
-    if constexpr (kMaxKR == 5) {
+    if constexpr (kMaxKR<kOneChunk> == 5) {
       if (k_r == 3) return f(Cfg<3, kOneChunk, kLongChunk, kRetire>{});
       if (k_r == 4) return f(Cfg<4, kOneChunk, kLongChunk, kRetire>{});
       return f(Cfg<5, kOneChunk, kLongChunk, kRetire>{});  // plan_config rejects k_r > 5
@@ -124,7 +128,7 @@ struct WidthKernels {
   static auto with_config(const Params& p, F&& f) {
     using Any = Cfg<1, true>;  // the chunk sizes do not depend on k_r
     const int k_plane = p.c_in * p.k_p * p.k_q;
-    if (k_plane <= Any::kOneChunkK) {
+    if (k_plane <= Any::kOneChunkK && !(kChunksAtLongR && p.k_r >= 4)) {
       if constexpr (kRetireKernels) {
         if (retire_pays(p)) return with_kr<true, 0, true>(p.k_r, f);
       }
