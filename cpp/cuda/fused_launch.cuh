@@ -31,12 +31,7 @@ cudaError_t launch_config(const Params& p, const Geometry& g, cudaStream_t strea
   return cudaGetLastError();
 }
 
-// Small: C_out <= 32 (one quad holds a row's channels). Large: C_out <= 128.
-template <class Small, class Large>
-Fit plan_mode(const Params& p, int max_smem_bytes) {
-  return p.c_out <= Small::kBlockN ? plan_one<Small>(p, max_smem_bytes) : plan_one<Large>(p, max_smem_bytes);
-}
-
+// One configuration, planned (and launched when it fits).
 template <class Cfg>
 Fit plan_one(const Params& p, int max_smem_bytes) {
   Geometry g;
@@ -48,6 +43,12 @@ cudaError_t launch_one(const Params& p, int max_smem_bytes, cudaStream_t stream)
   Geometry g;
   if (plan_config<Cfg>(p, max_smem_bytes, &g) != Fit::kOk) return cudaErrorInvalidValue;
   return launch_config<Cfg>(p, g, stream);
+}
+
+// Small: C_out <= 32 (one quad holds a row's channels). Large: C_out <= 128.
+template <class Small, class Large>
+Fit plan_mode(const Params& p, int max_smem_bytes) {
+  return p.c_out <= Small::kBlockN ? plan_one<Small>(p, max_smem_bytes) : plan_one<Large>(p, max_smem_bytes);
 }
 
 template <class Small, class Large>

@@ -1,7 +1,7 @@
 #pragma once
 // Host-side planning and launch of the Hopper kernel for one precision mode and accumulator
 // width N (wgmma_dispatch.cu picks N from C_out): picks the instantiation for k_r and for
-// K in one chunk or not, and checks what the kernel covers: k_r <= 5 (3xTF32 <= 3), k_q <= 5 (footprint
+// K in one chunk or not, and checks what the kernel covers: k_r <= 5, k_q <= 5 (footprint
 // pitch), the shared-memory budget and the grid size.
 #include <climits>
 
