@@ -48,10 +48,10 @@ SHAPES = [
     (3, 4, 24, 7, 13, 15, 3, 3, 3),
     (2, 8, 24, 6, 9, 10, 3, 3, 3),
     (2, 3, 20, 6, 11, 12, 3, 5, 5),
-    # k_r = 4 and 5 on the wgmma kernel: 10 and 6 planes per unrolled period (3xTF32, in
-    # chunks: 6), several periods and a partial one; with 2 channel groups and an R split
-    # (B = 1); k_r = 4 along H (dim 3) with k_q = 5 and k_r = 5 along W, K of one 3xTF32 chunk
-    (2, 3, 20, 27, 10, 18, 4, 3, 3),
+    # k_r = 5 on the wgmma kernel: 6 planes per unrolled period (TF32 retiring: 5), several
+    # periods and a partial one; with 2 channel groups and an R split (B = 1); along W with
+    # K of one 3xTF32 chunk (dim 4), and k_r = 4 (the mma.sync kernel) along H with k_q = 5
+    (2, 3, 20, 27, 10, 18, 5, 3, 3),
     (1, 2, 40, 20, 9, 21, 5, 3, 2),
     (2, 1, 16, 8, 23, 9, 2, 4, 5),
 ]
@@ -82,15 +82,15 @@ MAX_3XTF32_REDUCTION = 256
 
 # The sm_90a wgmma kernel (cpp/cuda/hopper/) runs on compute capability 9.0 devices (the
 # default build targets include 90a) for C_out <= 256 (above 32 in channel groups of up to 32,
-# one CTA each), a kernel extent <= 5 along the reduced axis and along the last kept axis;
-# everything else fused runs the mma.sync kernel (C_out <= 128; 3xTF32 <= 32).
+# one CTA each), a kernel extent of 1, 2, 3 or 5 along the reduced axis and <= 5 along the
+# last kept axis; everything else fused runs the mma.sync kernel (C_out <= 128; 3xTF32 <= 32).
 WGMMA_DEVICE = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 
 
 def _wgmma_fits(w, dim):
     k_r = w.shape[dim]
     k_q = w.shape[3] if dim == 4 else w.shape[4]
-    return w.shape[0] <= 256 and k_r <= 5 and k_q <= 5
+    return w.shape[0] <= 256 and k_r in (1, 2, 3, 5) and k_q <= 5
 
 
 def _expected_path(mode, w, dim=2):
@@ -160,7 +160,7 @@ def test_reference_workload_runs_wgmma(mode):
 
 # Grids that take fewer waves at 4 CTAs per SM than at 3 (CTAs = batch x tiles x channel
 # groups): TF32 there runs the one-chunk kernels that retire each plane in its step (4 CTAs
-# per SM, k_r = 4 and 5: 3 instead of 2; cpp/cuda/hopper/wgmma_launch.cuh, retire_pays).
+# per SM, k_r = 5: 3 instead of 2; cpp/cuda/hopper/wgmma_launch.cuh, retire_pays).
 # k_r = 3 / 2 / 1 / 5, N = 24 and 32, one and two channel groups.
 LARGE_GRID_SHAPES = [
     (64, 3, 24, 6, 34, 34, 3, 3, 3),
@@ -173,13 +173,13 @@ LARGE_GRID_SHAPES = [
 
 def _takes_retiring_kernel(shape, dim=2):
     """Whether the wgmma grid (batch x 4 x 16 tiles x channel groups CTAs) takes fewer waves
-    at the retiring kernel's CTAs per SM (4; k_r >= 4: 3) than at the other's (3; 2)."""
+    at the retiring kernel's CTAs per SM (4; k_r = 5: 3) than at the other's (3; 2)."""
     b, _, c_out, *spatial = shape
     out = [spatial[i] - spatial[i + 3] + 1 for i in range(3)]
     del out[dim - 2]
     ctas = b * -(-out[0] // 4) * -(-out[1] // 16) * ((c_out + 31) // 32)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    retire, keep = (3, 2) if spatial[dim - 2 + 3] >= 4 else (4, 3)
+    retire, keep = (3, 2) if spatial[dim - 2 + 3] == 5 else (4, 3)
     return -(-ctas // (retire * sms)) < -(-ctas // (keep * sms))
 
 

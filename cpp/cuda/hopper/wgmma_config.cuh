@@ -40,7 +40,7 @@ struct WgmmaConfig {
   using ValA = ValA_;        // operand type the wgmma consumes
   using MmaOp = typename WgmmaOp<ValA, kN_>::type;
   static constexpr int kN = kN_;            // accumulator width: C_out <= kN
-  static constexpr int kKR = kKR_;          // kernel extent along R (1..5)
+  static constexpr int kKR = kKR_;          // kernel extent along R (1..3, 5)
   static constexpr bool kSplit3x = kSplit3x_;
   // K of a plane fits one chunk: A addresses live in registers (a separate instantiation,
   // so that the chunk loop of longer K does not cost this path registers).
@@ -102,10 +102,10 @@ struct WgmmaConfig {
   // 16-bit N = 24 fits 128 (99 -> 84 µs, bf16 reference); TF32 N = 24 and 16-bit N = 32 lose
   // at 128 (120 B spilled each); 3xTF32 needs ~234. float32 data with 16-bit operands
   // (autocast) at N = 24: 88.3 µs at 3 per SM vs 88.2 at 4 (B = 128), 616 vs 630 (B = 1024).
-  // k_r = 4 and 5 hold one or two accumulators more and take one CTA per SM less: at the
-  // k_r <= 3 bounds their one-chunk kernels spill (local ptxas, nvcc 13.0: TF32 N = 24 64 B
-  // at 168, bf16 N = 24 320 B at 128, TF32 N = 32 retiring 1260 B at 128). 3xTF32 stays at
-  // 2 (255 registers); at k_r >= 4 it gathers in chunks (WidthKernels::kChunksAtLongR).
+  // k_r = 5 holds two accumulators more and takes one CTA per SM less: at the k_r <= 3
+  // bounds its one-chunk kernels spill (local ptxas, nvcc 13.0: TF32 N = 24 64 B at 168, bf16
+  // N = 24 320 B at 128, TF32 N = 32 retiring 1260 B at 128). 3xTF32 stays at 2 (255
+  // registers); at k_r = 5 it gathers in chunks (WidthKernels::kChunksAtLongR).
   static constexpr int kMinBlocks =
       kSplit3x ? 2
                : ((kN <= 16 || (sizeof(Element) == 2 && kN <= 24) || kRetireEachPlane) ? 4 : 3) -

@@ -1,7 +1,7 @@
 #pragma once
 // Host-side planning and launch of the Hopper kernel for one precision mode and accumulator
 // width N (wgmma_dispatch.cu picks N from C_out): picks the instantiation for k_r and for
-// K in one chunk or not, and checks what the kernel covers: k_r <= 5, k_q <= 5 (footprint
+// K in one chunk or not, and checks what the kernel covers: k_r <= 3 or 5, k_q <= 5 (footprint
 // pitch), the shared-memory budget and the grid size.
 #include <climits>
 
@@ -104,31 +104,33 @@ struct WidthKernels {
     return waves(with_kr<true, 0, true>(p.k_r, per_sm)) < waves(with_kr<true, 0>(p.k_r, per_sm));
   }
 
-  // k_r up to 5. 3xTF32 at k_r >= 4 gathers K in chunks even where it fits one: the
-  // one-chunk kernel's three A parts and k_r + 1 accumulators spill at 255 registers (N = 24:
-  // 56 B at k_r = 4, 532 B at 5; N = 32: 316 B, 2764 B), the chunked one takes 188 to 228
-  // with none (local ptxas, nvcc 13.0). Its one-chunk kernels stop at k_r = 3.
+  // k_r = 1, 2, 3 and 5. k_r = 5 leaves out what has a fallback, because these kernels are
+  // the slowest to compile (2.5x a k_r = 3 kernel's code; CI builds every kernel on 2 cores):
+  // the autocast modes (they cast and run the 16-bit kernel) and TF32's 3-k-step chunks (the
+  // 2-step ones run). k_r = 4 (even kernels) stays with the mma.sync kernel: its ring period
+  // of 10 planes (5 accumulator slots x 2 A buffers) made the largest kernels of all. 3xTF32
+  // at k_r = 5 gathers K in chunks even where it fits one: the one-chunk kernel's three A
+  // parts and six accumulators spill at 255 registers (532 B at N = 24, 2764 B at 32), the
+  // chunked one takes 196 / 228 with none (local ptxas, nvcc 13.0).
   static constexpr bool kChunksAtLongR = T::kSplit3x;
-  template <bool kOneChunk>
-  static constexpr int kMaxKR = (kChunksAtLongR && kOneChunk) ? 3 : 5;
+  template <bool kOneChunk, int kLongChunk>
+  static constexpr bool kHasKR5 = !(kChunksAtLongR && kOneChunk) && kLongChunk != 3 &&
+                                  sizeof(typename T::Element) == sizeof(typename T::ValA);
   template <bool kOneChunk, int kLongChunk, bool kRetire = false, class F>
   static auto with_kr(int k_r, F&& f) {
     if (k_r <= 1) return f(Cfg<1, kOneChunk, kLongChunk, kRetire>{});
     if (k_r == 2) return f(Cfg<2, kOneChunk, kLongChunk, kRetire>{});
-    if constexpr (kMaxKR<kOneChunk> == 5) {
-      if (k_r == 3) return f(Cfg<3, kOneChunk, kLongChunk, kRetire>{});
-      if (k_r == 4) return f(Cfg<4, kOneChunk, kLongChunk, kRetire>{});
-      return f(Cfg<5, kOneChunk, kLongChunk, kRetire>{});  // plan_config rejects k_r > 5
-    } else {
-      return f(Cfg<3, kOneChunk, kLongChunk, kRetire>{});  // plan_config rejects k_r > 3
+    if constexpr (kHasKR5<kOneChunk, kLongChunk>) {
+      if (k_r == 5) return f(Cfg<5, kOneChunk, kLongChunk, kRetire>{});
     }
+    return f(Cfg<3, kOneChunk, kLongChunk, kRetire>{});  // plan_config rejects k_r other than 3
   }
 
   template <class F>
   static auto with_config(const Params& p, F&& f) {
     using Any = Cfg<1, true>;  // the chunk sizes do not depend on k_r
     const int k_plane = p.c_in * p.k_p * p.k_q;
-    if (k_plane <= Any::kOneChunkK && !(kChunksAtLongR && p.k_r >= 4)) {
+    if (k_plane <= Any::kOneChunkK && !(kChunksAtLongR && p.k_r == 5)) {
       if constexpr (kRetireKernels) {
         if (retire_pays(p)) return with_kr<true, 0, true>(p.k_r, f);
       }
@@ -136,7 +138,7 @@ struct WidthKernels {
     }
     if constexpr (kTripleChunks) {
       const int two = 2 * Any::kBlockK, three = 3 * Any::kBlockK;  // K per chunk
-      if (round_up(k_plane, three) <= round_up(k_plane, two)) return with_kr<false, 3>(p.k_r, f);
+      if (p.k_r != 5 && round_up(k_plane, three) <= round_up(k_plane, two)) return with_kr<false, 3>(p.k_r, f);
     }
     return with_kr<false, 0>(p.k_r, f);
   }
