@@ -19,8 +19,9 @@ import torch
 import fusedconv  # noqa: F401  (loads the op library)
 from fusedconv.bench import make_buffers, time_gpu
 
-# (B, C_in, C_out, D, H, W, k), cubic kernels: k = 5 takes the mma.sync kernel, k <= 3 the
-# wgmma one where it fits; K = C_in * k^3 from 27 to 500 (3xTF32 takes K <= 256).
+# (B, C_in, C_out, D, H, W, k), cubic kernels of 1, 3 and 5 (the wgmma kernel where it fits;
+# until v23, k = 5 took the mma.sync kernel); K = C_in * k^3 from 16 to 500 (3xTF32 takes
+# K <= 256).
 SHAPES = [
     (64, 1, 24, 24, 32, 32, 5),
     (64, 1, 64, 24, 32, 32, 5),

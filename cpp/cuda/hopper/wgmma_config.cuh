@@ -105,7 +105,7 @@ struct WgmmaConfig {
   // k_r = 5 holds two accumulators more and takes one CTA per SM less: at the k_r <= 3
   // bounds its one-chunk kernels spill (local ptxas, nvcc 13.0: TF32 N = 24 64 B at 168, bf16
   // N = 24 320 B at 128, TF32 N = 32 retiring 1260 B at 128). 3xTF32 stays at 2 (255
-  // registers); at k_r = 5 it gathers in chunks (WidthKernels::kChunksAtLongR).
+  // registers); at k_r = 5 it gathers in chunks (WidthKernels::kHasKR5).
   static constexpr int kMinBlocks =
       kSplit3x ? 2
                : ((kN <= 16 || (sizeof(Element) == 2 && kN <= 24) || kRetireEachPlane) ? 4 : 3) -

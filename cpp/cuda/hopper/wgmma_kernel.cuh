@@ -350,7 +350,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       // wgmmas. All groups retire at the end of a pair: a wgmma group in flight across this
       // run-time loop's back edge makes ptxas serialize every wgmma of the kernel (C7515).
       // An odd last chunk is in buffer 0 after the last pair (also a plane's only chunk: 3xTF32
-      // at k_r >= 4 takes this path for every K).
+      // at k_r = 5 takes this path for every K).
       advance(u_c, i);
       const char* slot = slot_of(u);
       warpgroup_wait<0>();

@@ -111,10 +111,10 @@ struct WidthKernels {
   // of 10 planes (5 accumulator slots x 2 A buffers) made the largest kernels of all. 3xTF32
   // at k_r = 5 gathers K in chunks even where it fits one: the one-chunk kernel's three A
   // parts and six accumulators spill at 255 registers (532 B at N = 24, 2764 B at 32), the
-  // chunked one takes 196 / 228 with none (local ptxas, nvcc 13.0).
-  static constexpr bool kChunksAtLongR = T::kSplit3x;
+  // chunked one takes 196 / 228 with none (local ptxas, nvcc 13.0). with_config asks this
+  // too, so that a k_r = 5 problem is planned on a kernel that exists.
   template <bool kOneChunk, int kLongChunk>
-  static constexpr bool kHasKR5 = !(kChunksAtLongR && kOneChunk) && kLongChunk != 3 &&
+  static constexpr bool kHasKR5 = !(T::kSplit3x && kOneChunk) && kLongChunk != 3 &&
                                   sizeof(typename T::Element) == sizeof(typename T::ValA);
   template <bool kOneChunk, int kLongChunk, bool kRetire = false, class F>
   static auto with_kr(int k_r, F&& f) {
@@ -130,7 +130,8 @@ struct WidthKernels {
   static auto with_config(const Params& p, F&& f) {
     using Any = Cfg<1, true>;  // the chunk sizes do not depend on k_r
     const int k_plane = p.c_in * p.k_p * p.k_q;
-    if (k_plane <= Any::kOneChunkK && !(kChunksAtLongR && p.k_r == 5)) {
+    const bool kr5 = p.k_r == 5;
+    if (k_plane <= Any::kOneChunkK && (!kr5 || kHasKR5<true, 0>)) {
       if constexpr (kRetireKernels) {
         if (retire_pays(p)) return with_kr<true, 0, true>(p.k_r, f);
       }
@@ -138,7 +139,9 @@ struct WidthKernels {
     }
     if constexpr (kTripleChunks) {
       const int two = 2 * Any::kBlockK, three = 3 * Any::kBlockK;  // K per chunk
-      if (p.k_r != 5 && round_up(k_plane, three) <= round_up(k_plane, two)) return with_kr<false, 3>(p.k_r, f);
+      if ((!kr5 || kHasKR5<false, 3>) && round_up(k_plane, three) <= round_up(k_plane, two)) {
+        return with_kr<false, 3>(p.k_r, f);
+      }
     }
     return with_kr<false, 0>(p.k_r, f);
   }
