@@ -88,8 +88,9 @@ wf = wf.replace(a, "#ifndef LAB_NOWEIGHTS\n#define LAB_NOWEIGHTS 0\n#endif\n"
                 "  for (int t0 = 0; t0 < (LAB_NOWEIGHTS ? 0 : g.b_tiles); t0 += kBatch) {")
 open(f'{out}/cuda/hopper/wgmma_weights.cuh', 'w').write(wf)
 c = open('cpp/cuda/hopper/wgmma_config.cuh').read()
-a = "  static constexpr int kMinBlocks =\n      kSplit3x ? 2 : (kN <= 16 || (sizeof(Element) == 2 && kN <= 24) || kRetireEachPlane) ? 4 : 3;"
-assert a in c
+# LAB_MINB: CTAs per SM the registers must allow (the declaration up to its ';').
+i = c.index("  static constexpr int kMinBlocks =")
+a = c[i:c.index(";", i) + 1]
 c = c.replace(a, "#ifdef LAB_MINB\n  static constexpr int kMinBlocks = LAB_MINB;\n#else\n" + a + "\n#endif")
 a = "  static constexpr int kTileP = 4, kTileQ = 16;\n  static constexpr int kRowPitch = 20;      // footprint row pitch: k_q <= 5\n"
 assert a in c
