@@ -20,8 +20,8 @@ import fusedconv  # noqa: F401  (loads the op library)
 from fusedconv.bench import make_buffers, time_gpu
 
 # (B, C_in, C_out, D, H, W, k), cubic kernels of 1, 3 and 5 (the wgmma kernel where it fits;
-# until v23, k = 5 took the mma.sync kernel); K = C_in * k^3 from 16 to 500 (3xTF32 takes
-# K <= 256).
+# until v23, k = 5 took the mma.sync kernel); K = C_in * k^3 from 16 to 648 (3xTF32 takes
+# K <= 512 on the wgmma kernel, <= 256 on the mma.sync one).
 SHAPES = [
     (64, 1, 24, 24, 32, 32, 5),
     (64, 1, 64, 24, 32, 32, 5),
@@ -39,6 +39,11 @@ SHAPES = [
     (64, 9, 128, 24, 32, 32, 3),
     (16, 16, 64, 16, 64, 64, 3),
     (64, 16, 16, 16, 32, 32, 1),
+    (64, 12, 24, 24, 32, 32, 3),
+    (64, 3, 24, 24, 32, 32, 5),
+    (16, 16, 32, 16, 64, 64, 3),
+    (32, 4, 24, 20, 32, 32, 5),
+    (32, 24, 24, 16, 32, 32, 3),
 ]
 MODES = {"highest": (torch.float32, "highest"), "high": (torch.float32, "high"),
          "bf16": (torch.bfloat16, "highest")}

@@ -9,6 +9,7 @@ cases = [  # (B, C_in, C_out, D, H, W, kD, kH, kW)
     (1, 2, 37, 4, 5, 19, 2, 3, 1),  # wgmma: two channel groups, R split
     (1, 9, 40, 5, 6, 18, 3, 3, 3),  # wgmma: K = 81 in pairs of chunks, two channel groups
     (1, 2, 30, 11, 6, 19, 5, 4, 3),  # wgmma k_r = 5 (dim 2), R split; mma.sync k_r = 4 (dim 3)
+    (1, 16, 50, 5, 6, 9, 3, 3, 3),  # "highest" K = 432: wgmma without the R split that would not fit
 ]
 for shape in cases:
     bsz, cin, cout, d, h, w, kd, kh, kw = shape

@@ -75,9 +75,10 @@ def _run(mode, x, w, b, dim):
     return y, path
 
 
-# Reduction length K = C_in*kD*kH*kW above which "highest" leaves 3xTF32 for the fp32
-# composite (cpp/cuda/forward_cuda.cpp: kMax3xTF32Reduction).
-MAX_3XTF32_REDUCTION = 256
+# Reduction length K = C_in*kD*kH*kW above which "highest" leaves each kernel's 3xTF32 for
+# the fp32 composite (cpp/cuda/forward_cuda.cpp: kMax3xTF32ReductionWgmma / ...MmaSync).
+MAX_3XTF32_REDUCTION_WGMMA = 512
+MAX_3XTF32_REDUCTION_MMA_SYNC = 256
 
 
 # The sm_90a wgmma kernel (cpp/cuda/hopper/) runs on compute capability 9.0 devices (the
@@ -94,13 +95,20 @@ def _wgmma_fits(w, dim):
 
 
 def _expected_path(mode, w, dim=2):
-    if mode == "highest" and w[0].numel() > MAX_3XTF32_REDUCTION:
+    """The path the op must take. Every test shape's weights and input ring fit the kernels'
+    shared memory (3xTF32 holds three weight copies; the wgmma kernel drops its R split where
+    the split's merge area would not fit): a shape that did not would fail here."""
+    long_k = mode == "highest" and w[0].numel() > MAX_3XTF32_REDUCTION_MMA_SYNC
+    if mode == "highest" and w[0].numel() > MAX_3XTF32_REDUCTION_WGMMA:
         return "cuda-composite"
     path = MODES[mode][1]
     if WGMMA_DEVICE and _wgmma_fits(w, dim % 5):
         return path.replace("cuda-fused-", "cuda-wgmma-")
-    # The mma.sync kernel: C_out <= 128, and for 3xTF32 <= 32 (the composite was faster).
-    return path if w.shape[0] <= (32 if mode == "highest" else 128) else "cuda-composite"
+    # The mma.sync kernel: C_out <= 128, and for 3xTF32 <= 32 and K <= 256 (the composite was
+    # faster).
+    if long_k or w.shape[0] > (32 if mode == "highest" else 128):
+        return "cuda-composite"
+    return path
 
 
 def _check(mode, x, w, b, dim, expect_path=None):
@@ -147,6 +155,37 @@ def test_3xtf32_margin_at_long_reduction(dist):
         assert path == "cuda-fused-3xtf32"
         worst = max(worst, rel_err(y, reference(x, w, b, 2)))
     assert worst <= 5e-6, f"rel err {worst:.3e} over 8 draws, K = 240"
+
+
+# "highest" at 256 < K <= 512 on the wgmma kernel (K in chunks; k_r = 5 and 3), one with
+# two channel groups at B = 2, where the R split's merge area would not fit (no split);
+# worst of 40 seeds at K = 375 / 432 / 500: 7.3e-6 / 6.9e-6 / 7.2e-6 (H200, 2026-11-30).
+LONG_K_SHAPES = [
+    ((2, 3, 24, 9, 13, 17, 5, 5, 5), 2),
+    ((2, 16, 24, 9, 13, 17, 3, 3, 3), 3),
+    ((2, 4, 24, 9, 13, 17, 5, 5, 5), 4),
+    ((2, 16, 64, 9, 13, 17, 3, 3, 3), 2),
+]
+
+
+@pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
+@pytest.mark.parametrize("dist", ["randn", "rand"])
+@pytest.mark.parametrize("shape,dim", LONG_K_SHAPES, ids=["x".join(map(str, s)) + f"-d{d}" for s, d in LONG_K_SHAPES])
+def test_3xtf32_long_reduction_on_wgmma(shape, dim, dist):
+    x, w, b = make_inputs(shape, dist=dist, device="cuda")
+    _check("highest", x, w, b, dim, expect_path="cuda-wgmma-3xtf32")
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [(1, 3, 29, 8, 7, 35, 6, 4, 5), (2, 5, 24, 9, 13, 17, 5, 5, 5)],
+    ids=["k360-mma-sync-range", "k625"],
+)
+def test_3xtf32_leaves_long_reductions_to_the_composite(shape):
+    """K = 360 with k_r = 6 (the mma.sync kernel's; its 3xTF32 stops at K = 256, where the
+    composite was faster) and K = 625 (above the wgmma kernel's 512) run the fp32 composite."""
+    x, w, b = make_inputs(shape, device="cuda")
+    _check("highest", x, w, b, 2, expect_path="cuda-composite")
 
 
 @pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")

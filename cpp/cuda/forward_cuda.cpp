@@ -83,10 +83,14 @@ fused::Params make_params(const Problem& p, const at::Tensor& x, const at::Tenso
 }
 
 // 3xTF32's error grows with K = C_in*kD*kH*kW (the tensor cores truncate each fp32 sum).
-// Worst of 40 seeds at K ~ 250 on the H200 (2026-11-30, .ci/precision_sweep.py): 4.1e-6 on
-// the wgmma kernel, 2.7e-6 on the mma.sync one, against the "highest" bound of 1e-5; 1.05e-5
-// was seen at K = 432 (2026-11-29). Longer reductions go to the composite (cuDNN in fp32).
-constexpr int64_t kMax3xTF32Reduction = 256;
+// Worst of 40 seeds per row on the H200 (2026-11-30, .ci/precision_sweep.py), against the
+// "highest" bound of 1e-5: the wgmma kernel 4.1e-6 at K ~ 250, 5.9e-6 at 324, 7.3e-6 at
+// 375-500 (float32 eager: up to 6.9e-6 there), 8.0e-6 at 625; the mma.sync kernel (its small
+// terms in their own accumulator) 2.7e-6 at 250, 4.6e-6 at 648, but there the composite's
+// math beat it (1190 vs 636 µs, K = 648, C_out = 24), so it stops at 256. Longer reductions
+// go to the composite (cuDNN in fp32).
+constexpr int64_t kMax3xTF32ReductionWgmma = 512;
+constexpr int64_t kMax3xTF32ReductionMmaSync = 256;
 
 struct Route {
   std::optional<fused::Mode> mode;  // nullopt: composite
@@ -101,9 +105,9 @@ Route route(const Problem& p, const at::Tensor& x, const at::Tensor& weight,
             const std::optional<at::Tensor>& bias, std::optional<fused::Mode> mode) {
   Route r;
   if (!mode || p.batch == 0) return r;
-  if (*mode == fused::Mode::k3xTF32 && p.c_in * p.k_d * p.k_h * p.k_w > kMax3xTF32Reduction) {
-    return r;
-  }
+  const int64_t reduction = p.c_in * p.k_d * p.k_h * p.k_w;
+  const bool split3x = *mode == fused::Mode::k3xTF32;
+  if (split3x && reduction > kMax3xTF32ReductionWgmma) return r;
   // Each extent goes into an int; element offsets stay 64-bit.
   for (int64_t v : {p.batch, p.c_in, p.c_out, p.depth, p.height, p.width}) {
     if (v > INT_MAX) return r;
@@ -122,8 +126,9 @@ Route route(const Problem& p, const at::Tensor& x, const at::Tensor& weight,
       fused::plan_fused(r.params, *mode, fused::Family::kWgmma, r.max_smem) == fused::Fit::kOk) {
     r.mode = mode;
     r.family = fused::Family::kWgmma;
-  } else if (fused::plan_fused(r.params, *mode, fused::Family::kMmaSync, r.max_smem) ==
-             fused::Fit::kOk) {
+  } else if ((!split3x || reduction <= kMax3xTF32ReductionMmaSync) &&
+             fused::plan_fused(r.params, *mode, fused::Family::kMmaSync, r.max_smem) ==
+                 fused::Fit::kOk) {
     r.mode = mode;
   }
   return r;

@@ -26,6 +26,11 @@ Fit plan_config(const Params& p, int max_smem_bytes, WgGeometry* g) {
   if (p.c_in > 4096 || p.k_p > 64) return Fit::kSharedMemory;  // keeps int geometry small
   if (p.k_r != Cfg::kKR || p.k_q > Cfg::kMaxKQ) return Fit::kSharedMemory;
   *g = make_wg_geometry<Cfg>(p, sm_count());
+  // The R split's merge area can be what does not fit (3xTF32's three weight copies at long
+  // K, small batches): then one CTA per tile walks all of R.
+  if (g->smem_bytes > max_smem_bytes && g->r_split > 1) {
+    *g = make_wg_geometry<Cfg>(p, sm_count(), /*split_r=*/false);
+  }
   if (g->n_split > Cfg::kMaxCluster) return Fit::kTooManyChannels;  // one cluster per tile
   if (Cfg::kOneChunk && g->chunks != 1) return Fit::kSharedMemory;  // with_config picks it
   if (g->smem_bytes > max_smem_bytes) return Fit::kSharedMemory;
