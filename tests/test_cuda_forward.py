@@ -223,6 +223,30 @@ def _takes_retiring_kernel(shape, dim=2):
 
 
 @pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
+@pytest.mark.parametrize("mode", ["highest", "high", "bf16"])
+def test_two_ctas_per_tile_when_tiles_fill_the_gpu(mode):
+    """A batch whose 4 x 16 output tiles fill more than half the SMs splits R in two (two CTAs
+    per SM; cpp/cuda/hopper/wgmma_launch.cuh, plan_config): against float64, and bitwise
+    against two single batch indices, which split R four ways (the min is exact and every
+    output plane's wgmma order is the same), their argmin too."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    shape = (sms // 16, 3, 24, 12, 32, 32, 3, 3, 3)  # 16 tiles per batch index
+    x, w, b = make_inputs(shape, dtype=MODES[mode][0], device="cuda")
+    y = _check(mode, x, w, b, 2)
+    for i in (0, shape[0] - 1):
+        assert torch.equal(y[i:i + 1], _run(mode, x[i:i + 1], w, b, 2)[0])
+    if mode != "bf16":
+        precision = "highest" if mode == "highest" else "high"
+        with float32_precision(precision):
+            xs = x.clone().requires_grad_()
+            g = torch.randn_like(y)
+            (grad,) = torch.autograd.grad(torch.ops.fusedconv.forward(xs, w, b, 2), xs, g)
+            xs_one = x[:1].clone().requires_grad_()
+            (grad_one,) = torch.autograd.grad(torch.ops.fusedconv.forward(xs_one, w, b, 2), xs_one, g[:1])
+        torch.testing.assert_close(grad[:1], grad_one, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
 @pytest.mark.parametrize("shape", LARGE_GRID_SHAPES, ids=["x".join(map(str, s)) for s in LARGE_GRID_SHAPES])
 def test_large_grid_tf32(shape):
     """The large-grid TF32 kernels against float64, and bitwise against the small-grid kernels

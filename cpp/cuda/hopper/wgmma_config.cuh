@@ -146,19 +146,20 @@ struct WgGeometry {
 // sm_count: the device's SMs. C_out > kN takes n_split = ceil(C_out / kN) CTAs per tile, one
 // per kN channels. Small batches split R over up to kMaxSplit CTAs per channel group while
 // the grid stays within one CTA per SM (measured on the H200 for B = 1..8: grids of 64-128
-// CTAs beat both fewer, longer CTAs and a full wave of three per SM); split_r = false keeps
-// one CTA per tile and channel group. The n_split x r_split CTAs of a tile form one cluster.
+// CTAs beat both fewer, longer CTAs and a full wave of three per SM); r_split > 0 asks for
+// that split instead (within the same caps). The n_split x r_split CTAs of a tile form one
+// cluster.
 template <class Cfg>
-CUTE_HOST_DEVICE WgGeometry make_wg_geometry(const Params& p, int sm_count, bool split_r = true) {
+CUTE_HOST_DEVICE WgGeometry make_wg_geometry(const Params& p, int sm_count, int r_split = 0) {
   WgGeometry g{};
   g.tiles_p = (p.p_out + Cfg::kTileP - 1) / Cfg::kTileP;
   g.tiles_q = (p.q_out + Cfg::kTileQ - 1) / Cfg::kTileQ;
   g.n_split = (p.c_out + Cfg::kN - 1) / Cfg::kN;
   const long long tiles = 1LL * p.batch * g.tiles_p * g.tiles_q * g.n_split;
-  const long long fill = tiles > 0 ? sm_count / tiles : 1;
+  const long long fill = r_split > 0 ? r_split : tiles > 0 ? sm_count / tiles : 1;
   const int max_split = g.n_split >= Cfg::kMaxCluster ? 1 : Cfg::kMaxCluster / g.n_split;
   const int cap = max_split < Cfg::kMaxSplit ? max_split : Cfg::kMaxSplit;
-  g.r_split = split_r ? int(fill < 1 ? 1 : (fill > cap ? cap : fill)) : 1;
+  g.r_split = int(fill < 1 ? 1 : (fill > cap ? cap : fill));
   if (g.r_split > p.r_out) g.r_split = p.r_out;
   g.r_chunk = (p.r_out + g.r_split - 1) / g.r_split;
   g.r_split = (p.r_out + g.r_chunk - 1) / g.r_chunk;  // no CTA without output planes

@@ -25,12 +25,23 @@ template <class Cfg>
 Fit plan_config(const Params& p, int max_smem_bytes, WgGeometry* g) {
   if (p.c_in > 4096 || p.k_p > 64) return Fit::kSharedMemory;  // keeps int geometry small
   if (p.k_r != Cfg::kKR || p.k_q > Cfg::kMaxKQ) return Fit::kSharedMemory;
-  *g = make_wg_geometry<Cfg>(p, sm_count());
+  const int sms = sm_count();
+  *g = make_wg_geometry<Cfg>(p, sms);
+  // Tiles filling more than half the SMs leave R whole (one CTA per SM). Two CTAs per tile,
+  // two per SM, each walking half of R, were faster on the H200 (lab, B = 8 reference: TF32
+  // 13.97 -> 13.24 µs, bf16 17.42 -> 16.07, 3xTF32 26.04 -> 21.94) where two fit an SM: every
+  // configuration's registers allow two, so its shared memory decides (an SM holds the
+  // per-block opt-in maximum plus the 1 KB each CTA reserves).
+  static_assert(Cfg::kMinBlocks >= 2, "two CTAs per SM");
+  constexpr int kReservedPerCta = 1024;
+  const long long tiles = 1LL * p.batch * g->tiles_p * g->tiles_q * g->n_split;
+  if (g->r_split == 1 && 2 * tiles > sms && tiles <= sms) {
+    const WgGeometry halves = make_wg_geometry<Cfg>(p, sms, 2);
+    if (2 * (halves.smem_bytes + kReservedPerCta) <= max_smem_bytes + kReservedPerCta) *g = halves;
+  }
   // The R split's merge area can be what does not fit (3xTF32's three weight copies at long
   // K, small batches): then one CTA per tile walks all of R.
-  if (g->smem_bytes > max_smem_bytes && g->r_split > 1) {
-    *g = make_wg_geometry<Cfg>(p, sm_count(), /*split_r=*/false);
-  }
+  if (g->smem_bytes > max_smem_bytes && g->r_split > 1) *g = make_wg_geometry<Cfg>(p, sms, 1);
   if (g->n_split > Cfg::kMaxCluster) return Fit::kTooManyChannels;  // one cluster per tile
   if (Cfg::kOneChunk && g->chunks != 1) return Fit::kSharedMemory;  // with_config picks it
   if (g->smem_bytes > max_smem_bytes) return Fit::kSharedMemory;
