@@ -143,6 +143,11 @@ struct WgGeometry {
   int off_koff, off_bias, off_src, off_planes, off_split, off_red, off_xch, smem_bytes;
 };
 
+// CTAs of one R rank: batch x output tiles x channel groups (times g.r_split: the grid).
+CUTE_HOST_DEVICE long long tile_ctas(const Params& p, const WgGeometry& g) {
+  return 1LL * p.batch * g.tiles_p * g.tiles_q * g.n_split;
+}
+
 // sm_count: the device's SMs. C_out > kN takes n_split = ceil(C_out / kN) CTAs per tile, one
 // per kN channels. Small batches split R over up to kMaxSplit CTAs per channel group while
 // the grid stays within one CTA per SM (measured on the H200 for B = 1..8: grids of 64-128
@@ -155,7 +160,7 @@ CUTE_HOST_DEVICE WgGeometry make_wg_geometry(const Params& p, int sm_count, int 
   g.tiles_p = (p.p_out + Cfg::kTileP - 1) / Cfg::kTileP;
   g.tiles_q = (p.q_out + Cfg::kTileQ - 1) / Cfg::kTileQ;
   g.n_split = (p.c_out + Cfg::kN - 1) / Cfg::kN;
-  const long long tiles = 1LL * p.batch * g.tiles_p * g.tiles_q * g.n_split;
+  const long long tiles = tile_ctas(p, g);
   const long long fill = r_split > 0 ? r_split : tiles > 0 ? sm_count / tiles : 1;
   const int max_split = g.n_split >= Cfg::kMaxCluster ? 1 : Cfg::kMaxCluster / g.n_split;
   const int cap = max_split < Cfg::kMaxSplit ? max_split : Cfg::kMaxSplit;

@@ -34,7 +34,7 @@ Fit plan_config(const Params& p, int max_smem_bytes, WgGeometry* g) {
   // per-block opt-in maximum plus the 1 KB each CTA reserves).
   static_assert(Cfg::kMinBlocks >= 2, "two CTAs per SM");
   constexpr int kReservedPerCta = 1024;
-  const long long tiles = 1LL * p.batch * g->tiles_p * g->tiles_q * g->n_split;
+  const long long tiles = tile_ctas(p, *g);
   if (g->r_split == 1 && 2 * tiles > sms && tiles <= sms) {
     const WgGeometry halves = make_wg_geometry<Cfg>(p, sms, 2);
     if (2 * (halves.smem_bytes + kReservedPerCta) <= max_smem_bytes + kReservedPerCta) *g = halves;
@@ -46,7 +46,7 @@ Fit plan_config(const Params& p, int max_smem_bytes, WgGeometry* g) {
   if (Cfg::kOneChunk && g->chunks != 1) return Fit::kSharedMemory;  // with_config picks it
   if (g->smem_bytes > max_smem_bytes) return Fit::kSharedMemory;
   if (g->b_tiles * Cfg::kWeightCopies > 4096) return Fit::kSharedMemory;  // SmemLayoutB's tiles
-  if (1LL * p.batch * g->tiles_p * g->tiles_q * g->n_split * g->r_split > INT_MAX) return Fit::kGridSize;
+  if (tile_ctas(p, *g) * g->r_split > INT_MAX) return Fit::kGridSize;
   return Fit::kOk;
 }
 
@@ -114,7 +114,7 @@ struct WidthKernels {
     const long long sms = sm_count();
     if (sms <= 0) return false;
     const WgGeometry g = make_wg_geometry<Cfg<1, true>>(p, int(sms));  // tiles and channel groups
-    const long long ctas = 1LL * p.batch * g.tiles_p * g.tiles_q * g.n_split;
+    const long long ctas = tile_ctas(p, g);
     auto waves = [&](int per_sm) { return (ctas + per_sm * sms - 1) / (per_sm * sms); };
     auto per_sm = [](auto cfg) { return decltype(cfg)::kMinBlocks; };  // depends on k_r
     return waves(with_kr<true, 0, true>(p.k_r, per_sm)) < waves(with_kr<true, 0>(p.k_r, per_sm));
