@@ -98,17 +98,17 @@ def _expected_path(mode, w, dim=2):
     """The path the op must take. Every test shape's weights and input ring fit the kernels'
     shared memory (3xTF32 holds three weight copies; the wgmma kernel drops its R split where
     the split's merge area would not fit): a shape that did not would fail here."""
-    long_k = mode == "highest" and w[0].numel() > MAX_3XTF32_REDUCTION_MMA_SYNC
-    if mode == "highest" and w[0].numel() > MAX_3XTF32_REDUCTION_WGMMA:
+    k = w[0].numel()
+    if mode == "highest" and k > MAX_3XTF32_REDUCTION_WGMMA:
         return "cuda-composite"
     path = MODES[mode][1]
     if WGMMA_DEVICE and _wgmma_fits(w, dim % 5):
         return path.replace("cuda-fused-", "cuda-wgmma-")
     # The mma.sync kernel: C_out <= 128, and for 3xTF32 <= 32 and K <= 256 (the composite was
     # faster).
-    if long_k or w.shape[0] > (32 if mode == "highest" else 128):
+    if mode == "highest" and k > MAX_3XTF32_REDUCTION_MMA_SYNC:
         return "cuda-composite"
-    return path
+    return path if w.shape[0] <= (32 if mode == "highest" else 128) else "cuda-composite"
 
 
 def _check(mode, x, w, b, dim, expect_path=None):
@@ -222,6 +222,19 @@ def _takes_retiring_kernel(shape, dim=2):
     return -(-ctas // (retire * sms)) < -(-ctas // (keep * sms))
 
 
+def _assert_grad_x_matches_rows_alone(precision, x, w, b, rows):
+    """grad_x at batch indices `rows` (a slice) of the whole batch against the same rows run
+    alone (another grid): it depends on the argmin of each column only."""
+    with float32_precision(precision):
+        xs = x.clone().requires_grad_()
+        y = torch.ops.fusedconv.forward(xs, w, b, 2)
+        g = torch.randn_like(y)
+        (grad,) = torch.autograd.grad(y, xs, g)
+        xs_rows = x[rows].clone().requires_grad_()
+        (grad_rows,) = torch.autograd.grad(torch.ops.fusedconv.forward(xs_rows, w, b, 2), xs_rows, g[rows])
+    torch.testing.assert_close(grad[rows], grad_rows, rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
 @pytest.mark.parametrize("mode", ["highest", "high", "bf16"])
 def test_two_ctas_per_tile_when_tiles_fill_the_gpu(mode):
@@ -236,14 +249,7 @@ def test_two_ctas_per_tile_when_tiles_fill_the_gpu(mode):
     for i in (0, shape[0] - 1):
         assert torch.equal(y[i:i + 1], _run(mode, x[i:i + 1], w, b, 2)[0])
     if mode != "bf16":
-        precision = "highest" if mode == "highest" else "high"
-        with float32_precision(precision):
-            xs = x.clone().requires_grad_()
-            g = torch.randn_like(y)
-            (grad,) = torch.autograd.grad(torch.ops.fusedconv.forward(xs, w, b, 2), xs, g)
-            xs_one = x[:1].clone().requires_grad_()
-            (grad_one,) = torch.autograd.grad(torch.ops.fusedconv.forward(xs_one, w, b, 2), xs_one, g[:1])
-        torch.testing.assert_close(grad[:1], grad_one, rtol=1e-5, atol=1e-6)
+        _assert_grad_x_matches_rows_alone(mode, x, w, b, slice(0, 1))
 
 
 @pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
@@ -257,14 +263,7 @@ def test_large_grid_tf32(shape):
     y_small, _ = _run("high", x[-2:], w, b, 2)
     assert not _takes_retiring_kernel((2,) + shape[1:])
     assert torch.equal(y[-2:], y_small)
-    # grad_x at those two indices depends on the argmin of each column only.
-    with float32_precision("high"):
-        xs = x.clone().requires_grad_()
-        g = torch.randn_like(y)
-        (grad_big,) = torch.autograd.grad(torch.ops.fusedconv.forward(xs, w, b, 2), xs, g)
-        xs_small = x[-2:].clone().requires_grad_()
-        (grad_small,) = torch.autograd.grad(torch.ops.fusedconv.forward(xs_small, w, b, 2), xs_small, g[-2:])
-    torch.testing.assert_close(grad_big[-2:], grad_small, rtol=1e-5, atol=1e-6)
+    _assert_grad_x_matches_rows_alone("high", x, w, b, slice(-2, None))
 
 
 @pytest.mark.parametrize("mode", ["highest", "bf16"])
