@@ -237,13 +237,15 @@ def _assert_grad_x_matches_rows_alone(precision, x, w, b, rows):
 
 @pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
 @pytest.mark.parametrize("mode", ["highest", "high", "bf16"])
-def test_two_ctas_per_tile_when_tiles_fill_the_gpu(mode):
-    """A batch whose 4 x 16 output tiles fill more than half the SMs splits R in two (two CTAs
-    per SM; cpp/cuda/hopper/wgmma_launch.cuh, plan_config): against float64, and bitwise
-    against two single batch indices, which split R four ways (the min is exact and every
-    output plane's wgmma order is the same), their argmin too."""
+@pytest.mark.parametrize("tiles_per_sm", [1.0, 1.5])
+def test_two_ctas_per_tile_when_tiles_fill_the_gpu(mode, tiles_per_sm):
+    """A batch whose 4 x 16 output tiles fill more than half the SMs splits R in two where the
+    doubled grid fits one wave (cpp/cuda/hopper/wgmma_launch.cuh, plan_config): 16 tiles per
+    batch index, about 1 or 1.5 tiles per SM (at 1.5 TF32 and bf16 split, 3xTF32 does not).
+    Against float64, and bitwise against two single batch indices, which split R four ways
+    (the min is exact and every output plane's wgmma order is the same), their argmin too."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    shape = (sms // 16, 3, 24, 12, 32, 32, 3, 3, 3)  # 16 tiles per batch index
+    shape = (int(sms * tiles_per_sm) // 16, 3, 24, 12, 32, 32, 3, 3, 3)
     x, w, b = make_inputs(shape, dtype=MODES[mode][0], device="cuda")
     y = _check(mode, x, w, b, 2)
     for i in (0, shape[0] - 1):

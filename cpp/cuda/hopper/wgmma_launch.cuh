@@ -27,17 +27,20 @@ Fit plan_config(const Params& p, int max_smem_bytes, WgGeometry* g) {
   if (p.k_r != Cfg::kKR || p.k_q > Cfg::kMaxKQ) return Fit::kSharedMemory;
   const int sms = sm_count();
   *g = make_wg_geometry<Cfg>(p, sms);
-  // Tiles filling more than half the SMs leave R whole (one CTA per SM). Two CTAs per tile,
-  // two per SM, each walking half of R, were faster on the H200 (lab, B = 8 reference: TF32
-  // 13.97 -> 13.24 µs, bf16 17.42 -> 16.07, 3xTF32 26.04 -> 21.94) where two fit an SM: every
-  // configuration's registers allow two, so its shared memory decides (an SM holds the
-  // per-block opt-in maximum plus the 1 KB each CTA reserves).
-  static_assert(Cfg::kMinBlocks >= 2, "two CTAs per SM");
+  // Tiles filling more than half the SMs leave R whole (one CTA per tile). Two CTAs per tile,
+  // each walking half of R, were faster on the H200 wherever the doubled grid still runs in one
+  // wave (lab, reference shape; µs whole R -> split 2): B = 8 (128 tiles) TF32 13.97 -> 13.24,
+  // bf16 17.42 -> 16.07, 3xTF32 26.04 -> 21.94; B = 12 (192) bf16 18.85 -> 16.89, TF32 15.47 ->
+  // 15.24; B = 16 (256) bf16 19.11 -> 18.40. Where it needs a second wave it lost (B = 12
+  // 3xTF32 +33%, B = 16 TF32 +69%). A wave is the CTAs the registers (kMinBlocks) and shared
+  // memory (the per-block opt-in maximum plus the 1 KB each CTA reserves) let each SM hold.
   constexpr int kReservedPerCta = 1024;
   const long long tiles = tile_ctas(p, *g);
-  if (g->r_split == 1 && 2 * tiles > sms && tiles <= sms) {
+  if (g->r_split == 1 && 2 * tiles > sms) {
     const WgGeometry halves = make_wg_geometry<Cfg>(p, sms, 2);
-    if (2 * (halves.smem_bytes + kReservedPerCta) <= max_smem_bytes + kReservedPerCta) *g = halves;
+    const long long by_smem = (max_smem_bytes + kReservedPerCta) / (halves.smem_bytes + kReservedPerCta);
+    const long long per_sm = by_smem < Cfg::kMinBlocks ? by_smem : Cfg::kMinBlocks;
+    if (2 * tiles <= per_sm * sms) *g = halves;
   }
   // The R split's merge area can be what does not fit (3xTF32's three weight copies at long
   // K, small batches): then one CTA per tile walks all of R.
