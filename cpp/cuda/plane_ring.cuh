@@ -9,6 +9,7 @@
 // slot) so that their latency hides behind the caller's MMAs.
 #include <cute/arch/copy_sm80.hpp>
 #include <cute/tensor.hpp>
+#include <cutlass/fast_math.h>
 
 namespace fusedconv::fused {
 
@@ -38,12 +39,13 @@ struct PlaneRing {
 
   // Source offsets of the footprint (c, ip, iq), the same for every plane: the index
   // arithmetic runs once per CTA. Zeroes the padding channel of every slot.
-  __device__ void init(int tid, int c_in, int foot_p, int pitch, int p_left, int q_left,
-                       int64_t xs_c, int64_t xs_p, int64_t xs_q, int slots) {
+  // by_foot_pq divides by foot_p * pitch.
+  __device__ void init(int tid, int c_in, int foot_p, int pitch, const cutlass::FastDivmod& by_foot_pq,
+                       int p_left, int q_left, int64_t xs_c, int64_t xs_p, int64_t xs_q, int slots) {
     const int foot_pq = foot_p * pitch;
     auto source = [&](int i) {  // offset of footprint element i in a plane, -1 outside x
-      const int c = i / foot_pq;
-      const int rem = i - c * foot_pq;
+      int c, rem;
+      by_foot_pq(c, rem, i);
       const int ip = rem / pitch;
       const int iq = rem - ip * pitch;
       const bool inside = ip < p_left && iq < q_left;

@@ -9,6 +9,7 @@
 #endif
 #include <cute/atom/mma_atom.hpp>
 #include <cute/tensor.hpp>
+#include <cutlass/fast_math.h>
 
 #include "cuda/fused_config.cuh"  // round_up
 #include "cuda/fused_params.h"
@@ -141,6 +142,17 @@ struct WgGeometry {
   int r_chunk;           // output planes per CTA of a cluster: ceil(r_out / r_split)
   int pairs;             // 16-bit x copied by 4-byte pairs (PlaneRing::pairs)
   int off_koff, off_bias, off_src, off_planes, off_split, off_red, off_xch, smem_bytes;
+  // The prologue's run-time divisors, with multipliers computed on the host: a division by
+  // one is a multiply-high and a shift instead of a ~20-instruction dependent chain, which
+  // every CTA ran for its index, its footprint table and its weight offsets.
+  cutlass::FastDivmod by_cluster;  // blockIdx.x -> (tile CTA, rank in the cluster)
+  cutlass::FastDivmod by_r_split;  // rank -> (channel group, R rank)
+  cutlass::FastDivmod by_tiles;    // tile CTA -> (batch index, tile)
+  cutlass::FastDivmod by_tiles_q;  // tile -> (tile row, tile column)
+  cutlass::FastDivmod by_foot_pq;  // footprint element -> (channel, element in its plane)
+  cutlass::FastDivmod by_k_slice;  // B row -> (kr, k)
+  cutlass::FastDivmod by_kpq;      // k -> (channel, tap)
+  cutlass::FastDivmod by_kq;       // tap -> (kp, kq)
 };
 
 // CTAs of one R rank: batch x output tiles x channel groups (times g.r_split: the grid).
@@ -203,6 +215,14 @@ CUTE_HOST_DEVICE WgGeometry make_wg_geometry(const Params& p, int sm_count, int 
   // then the softmax's row max and row sum of each channel group (64 floats each).
   g.off_xch = g.off_red + (g.r_split > 1 ? Cfg::kThreads * Cfg::kN / 2 * 8 : 0);
   g.smem_bytes = g.off_xch + (g.n_split > 1 ? 2 * 64 * int(sizeof(float)) : 0);
+  g.by_cluster = cutlass::FastDivmod(g.n_split * g.r_split);
+  g.by_r_split = cutlass::FastDivmod(g.r_split);
+  g.by_tiles = cutlass::FastDivmod(g.tiles_p * g.tiles_q);
+  g.by_tiles_q = cutlass::FastDivmod(g.tiles_q);
+  g.by_foot_pq = cutlass::FastDivmod(g.foot_p * Cfg::kRowPitch);
+  g.by_k_slice = cutlass::FastDivmod(g.k_steps * Cfg::kBlockK);
+  g.by_kpq = cutlass::FastDivmod(p.k_p * p.k_q);
+  g.by_kq = cutlass::FastDivmod(p.k_q);
   return g;
 }
 

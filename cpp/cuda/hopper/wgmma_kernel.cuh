@@ -58,15 +58,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   float* sSplit = reinterpret_cast<float*>(smem + g.off_split);  // (buffers, parts, plane_stride)
 
   const int tid = threadIdx.x;
-  const int tiles = g.tiles_p * g.tiles_q;
   const int cluster_ctas = g.n_split * g.r_split;
-  const int rank = blockIdx.x % cluster_ctas;  // == block_rank_in_cluster()
-  const int r_rank = rank % g.r_split, n_rank = rank / g.r_split;
-  const int cta = blockIdx.x / cluster_ctas;
-  const int b = cta / tiles;
-  const int tile = cta - b * tiles;
-  const int p0 = (tile / g.tiles_q) * Cfg::kTileP;
-  const int q0 = (tile % g.tiles_q) * kTileQ;
+  int cta, rank, n_rank, r_rank, b, tile, tile_p, tile_q;
+  g.by_cluster(cta, rank, int(blockIdx.x));  // rank == block_rank_in_cluster()
+  g.by_r_split(n_rank, r_rank, rank);
+  g.by_tiles(b, tile, cta);
+  g.by_tiles_q(tile_p, tile_q, tile);
+  const int p0 = tile_p * Cfg::kTileP;
+  const int q0 = tile_q * kTileQ;
   const int foot_pq = g.foot_p * kPitch;
 
   // This CTA's output planes along R: all of them (r_split == 1) or one part of a cluster.
@@ -93,11 +92,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   ring.plane_stride = g.plane_stride;
   ring.elems = p.c_in * foot_pq;
   ring.pairs = g.pairs;
-  ring.init(tid, p.c_in, g.foot_p, kPitch, p.p_in - p0, p.q_in - q0, p.xs_c, p.xs_p, p.xs_q,
+  ring.init(tid, p.c_in, g.foot_p, kPitch, g.by_foot_pq, p.p_in - p0, p.q_in - q0, p.xs_c, p.xs_p, p.xs_q,
             kSlots);
   if constexpr (Cfg::kSplitPlanes) {  // the zero channel of every split plane
-    for (int i = tid; i < Cfg::kSplitPlaneCount * foot_pq; i += Cfg::kThreads)
-      sSplit[(i / foot_pq) * g.plane_stride + p.c_in * foot_pq + i % foot_pq] = 0.0f;
+    for (int i = tid; i < Cfg::kSplitPlaneCount * foot_pq; i += Cfg::kThreads) {
+      int part, e;
+      g.by_foot_pq(part, e, i);
+      sSplit[part * g.plane_stride + p.c_in * foot_pq + e] = 0.0f;
+    }
   }
   __syncthreads();  // the source table is read by every thread below
 

@@ -20,12 +20,13 @@ __device__ __forceinline__ void fill_weights(const Params& p, const WgGeometry& 
   constexpr int BK = Cfg::kBlockK, KR = Cfg::kKR, kPitch = Cfg::kRowPitch;
   // Row kk = kr * k_slice + k of B (k_slice = k_steps * BK, padded): its element offset in
   // the weight (-1 when padded); per k of a plane also its byte offset in a ring slot
-  // (padded k reads the all-zero channel C_in). The prologue's only run-time divisions.
+  // (padded k reads the all-zero channel C_in). Divisions by the geometry's precomputed divisors.
   const int k_slice = g.k_steps * BK;
   for (int kk = tid; kk < KR * k_slice; kk += Cfg::kThreads) {
-    const int kr = kk / k_slice, k = kk - kr * k_slice;
-    const int kpq = p.k_p * p.k_q;
-    const int c = k / kpq, kp = (k % kpq) / p.k_q, kq = k % p.k_q;
+    int kr, k, c, tap, kp, kq;
+    g.by_k_slice(kr, k, kk);
+    g.by_kpq(c, tap, k);
+    g.by_kq(kp, kq, tap);
     const bool real = k < g.k_plane;
     if (kr == 0) sKoff[k] = int(sizeof(Element)) * (real ? c * foot_pq + kp * kPitch + kq : p.c_in * foot_pq);
     sWoff[kk] = real ? kr * p.ws_r + c * p.ws_c + kp * p.ws_p + kq * p.ws_q : int64_t(-1);
