@@ -92,8 +92,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   ring.plane_stride = g.plane_stride;
   ring.elems = p.c_in * foot_pq;
   ring.pairs = g.pairs;
-  ring.init(tid, p.c_in, g.foot_p, kPitch, g.by_foot_pq, p.p_in - p0, p.q_in - q0, p.xs_c, p.xs_p, p.xs_q,
-            kSlots);
+  ring.init(tid, p.c_in, g.foot_p, kPitch, g.by_foot_pq, p.p_in - p0, p.q_in - q0, p.xs_c,
+            p.xs_p, p.xs_q, kSlots);
   if constexpr (Cfg::kSplitPlanes) {  // the zero channel of every split plane
     for (int i = tid; i < Cfg::kSplitPlaneCount * foot_pq; i += Cfg::kThreads) {
       int part, e;
