@@ -79,14 +79,12 @@ defs += ("#if LAB_TIMELINE\nconstexpr int kLabTimelineCtas = 1 << 16;\n"
          "__device__ unsigned long long lab_timeline[3 * kLabTimelineCtas];\n"
          "__device__ __forceinline__ unsigned long long lab_clock() {\n"
          "  unsigned long long t;\n  asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t));\n  return t;\n}\n#endif\n")
+# LAB_NOWEIGHTS: no weight loads or stores (the B tiles stay as shared memory left them).
+rep("  weights.load(g, sWoff, 0);\n", "  if (!LAB_NOWEIGHTS) weights.load(g, sWoff, 0);\n")
+rep("  weights.store(g, tid, sB, 0);\n  for (int t0 = WeightTiles<Cfg>::kBatch; t0 < g.b_tiles;",
+    "  if (!LAB_NOWEIGHTS) weights.store(g, tid, sB, 0);\n  for (int t0 = WeightTiles<Cfg>::kBatch; t0 < (LAB_NOWEIGHTS ? 0 : g.b_tiles);")
 s = s.replace("#include <cooperative_groups.h>", defs + "#include <cooperative_groups.h>", 1)
 open(f'{out}/cuda/hopper/wgmma_kernel.cuh', 'w').write(s)
-wf = open('cpp/cuda/hopper/wgmma_weights.cuh').read()
-a = "  for (int t0 = 0; t0 < g.b_tiles; t0 += kBatch) {"
-assert wf.count(a) == 1
-wf = wf.replace(a, "#ifndef LAB_NOWEIGHTS\n#define LAB_NOWEIGHTS 0\n#endif\n"
-                "  for (int t0 = 0; t0 < (LAB_NOWEIGHTS ? 0 : g.b_tiles); t0 += kBatch) {")
-open(f'{out}/cuda/hopper/wgmma_weights.cuh', 'w').write(wf)
 c = open('cpp/cuda/hopper/wgmma_config.cuh').read()
 # LAB_MINB: CTAs per SM the registers must allow (the declaration up to its ';').
 i = c.index("  static constexpr int kMinBlocks =")

@@ -8,19 +8,14 @@
 
 namespace fusedconv::fused::hopper {
 
-// w: the weight at this CTA's first channel; c_here: its channels. sWoff: (k_r * k_slice)
-// int64 scratch; sKoff: (k_slice) ints; sB: (N, BK, tiles) in the canonical K-major layout,
-// weight copies (3xTF32: big, cross, small) one after another along the tile mode.
-template <class Cfg, class SmemB>
-__device__ __forceinline__ void fill_weights(const Params& p, const WgGeometry& g,
-                                             const typename Cfg::Element* w, int c_here, int tid,
-                                             int foot_pq, int64_t* sWoff, int* sKoff, SmemB& sB) {
-  using Element = typename Cfg::Element;
-  using ValA = typename Cfg::ValA;
+// Row kk = kr * k_slice + k of B (k_slice = k_steps * BK, padded): its element offset in the
+// weight (-1 when padded) into sWoff ((k_r * k_slice) int64); per k of a plane also its byte
+// offset in a ring slot into sKoff ((k_slice) ints; padded k reads the all-zero channel C_in).
+// Divisions by the geometry's precomputed divisors. The caller syncs before WeightTiles reads.
+template <class Cfg>
+__device__ __forceinline__ void weight_offsets(const Params& p, const WgGeometry& g, int tid, int foot_pq,
+                                               int64_t* sWoff, int* sKoff) {
   constexpr int BK = Cfg::kBlockK, KR = Cfg::kKR, kPitch = Cfg::kRowPitch;
-  // Row kk = kr * k_slice + k of B (k_slice = k_steps * BK, padded): its element offset in
-  // the weight (-1 when padded); per k of a plane also its byte offset in a ring slot
-  // (padded k reads the all-zero channel C_in). Divisions by the geometry's precomputed divisors.
   const int k_slice = g.k_steps * BK;
   for (int kk = tid; kk < KR * k_slice; kk += Cfg::kThreads) {
     int kr, k, c, tap, kp, kq;
@@ -28,29 +23,44 @@ __device__ __forceinline__ void fill_weights(const Params& p, const WgGeometry& 
     g.by_kpq(c, tap, k);
     g.by_kq(kp, kq, tap);
     const bool real = k < g.k_plane;
-    if (kr == 0) sKoff[k] = int(sizeof(Element)) * (real ? c * foot_pq + kp * kPitch + kq : p.c_in * foot_pq);
+    if (kr == 0) {
+      sKoff[k] = int(sizeof(typename Cfg::Element)) * (real ? c * foot_pq + kp * kPitch + kq : p.c_in * foot_pq);
+    }
     sWoff[kk] = real ? kr * p.ws_r + c * p.ws_c + kp * p.ws_p + kq * p.ws_q : int64_t(-1);
   }
-  __syncthreads();
-  // Each thread owns fixed (n, column) pairs of the B tiles and walks the tiles: one
-  // shared-memory offset load, one global load and one store per element, consecutive
-  // threads on consecutive k (coalesced for a contiguous weight), and kBatch tiles of all
-  // its pairs in flight (all of B for C_in * k_p * k_q <= 32 and k_r = 3) per round trip.
-  constexpr int kPairs = Cfg::kN * BK;
-  constexpr int kOwn = (kPairs + Cfg::kThreads - 1) / Cfg::kThreads;  // pairs per thread
-  constexpr int kBatch = 12;                                           // tiles per round
+}
+
+// This CTA's weights (its channel group, w at its first channel, c_here channels) as wgmma B
+// tiles in shared memory, in the canonical K-major layout (sB: (N, BK, tiles), weight copies
+// (3xTF32: big, cross, small) one after another along the tile mode). Each thread owns fixed
+// (n, column) pairs of the B tiles and walks the tiles: one offset load, one global load and
+// one store per element, consecutive threads on consecutive k (coalesced for a contiguous
+// weight), kBatch tiles of all its pairs in flight per round trip (all of B for C_in * k_p *
+// k_q <= 32 and k_r = 3). load(t0) issues a round's global loads and store(t0) writes them,
+// so that the caller can overlap the first round with other set-up.
+template <class Cfg>
+struct WeightTiles {
+  using Element = typename Cfg::Element;
+  using ValA = typename Cfg::ValA;
+  static constexpr int BK = Cfg::kBlockK;
+  static constexpr int kPairs = Cfg::kN * BK;
+  static constexpr int kOwn = (kPairs + Cfg::kThreads - 1) / Cfg::kThreads;  // pairs per thread
+  static constexpr int kBatch = 12;                                           // tiles per round
   const Element* w_n[kOwn];
   int col[kOwn], n_of[kOwn];
   bool live[kOwn];
-  CUTE_UNROLL
-  for (int j = 0; j < kOwn; ++j) {
-    const int q = tid + j * Cfg::kThreads;
-    n_of[j] = q / BK, col[j] = q % BK;
-    live[j] = q < kPairs && n_of[j] < c_here;
-    w_n[j] = w + n_of[j] * p.ws_n;
+  float vals[kOwn][kBatch];
+
+  __device__ WeightTiles(const Params& p, const Element* w, int c_here, int tid) {
+    CUTE_UNROLL
+    for (int j = 0; j < kOwn; ++j) {
+      const int q = tid + j * Cfg::kThreads;
+      n_of[j] = q / BK, col[j] = q % BK;
+      live[j] = q < kPairs && n_of[j] < c_here;
+      w_n[j] = w + n_of[j] * p.ws_n;
+    }
   }
-  for (int t0 = 0; t0 < g.b_tiles; t0 += kBatch) {
-    float vals[kOwn][kBatch];
+  __device__ void load(const WgGeometry& g, const int64_t* sWoff, int t0) {
     CUTE_UNROLL
     for (int j = 0; j < kOwn; ++j) {
       CUTE_UNROLL
@@ -60,6 +70,9 @@ __device__ __forceinline__ void fill_weights(const Params& p, const WgGeometry& 
         vals[j][u] = off >= 0 ? float(w_n[j][off]) : 0.0f;
       }
     }
+  }
+  template <class SmemB>
+  __device__ void store(const WgGeometry& g, int tid, SmemB& sB, int t0) const {
     CUTE_UNROLL
     for (int j = 0; j < kOwn; ++j) {
       if (tid + j * Cfg::kThreads >= kPairs) break;
@@ -79,6 +92,6 @@ __device__ __forceinline__ void fill_weights(const Params& p, const WgGeometry& 
       }
     }
   }
-}
+};
 
 }  // namespace fusedconv::fused::hopper
