@@ -2,6 +2,7 @@
 // Static configurations of the fused kernel and the run-time geometry (tile shape and
 // shared-memory carve-up) that host planner and kernel compute identically.
 #include <cute/tensor.hpp>
+#include <cutlass/fast_math.h>
 
 #include "cuda/fused_params.h"
 
@@ -59,6 +60,15 @@ struct Geometry {
   int k_blocks;                // k_plane_pad / kBlockK
   int n_tiles;                 // ceil(C_out / 8)
   int off_koff, off_src, off_planes, off_red, smem_bytes;
+  // The prologue's run-time divisors (multiply-high and shift; see hopper::WgGeometry),
+  // set by with_divisors at launch.
+  cutlass::FastDivmod by_tiles;    // CTA -> (batch index, tile)
+  cutlass::FastDivmod by_tiles_q;  // tile -> (tile row, tile column)
+  cutlass::FastDivmod by_foot_pq;  // footprint element -> (channel, element in its plane)
+  cutlass::FastDivmod by_n_tiles;  // B fragment -> (kr * k_blocks + kb, n8 tile)
+  cutlass::FastDivmod by_k_blocks; // kr * k_blocks + kb -> (kr, kb)
+  cutlass::FastDivmod by_kpq;      // k -> (channel, tap)
+  cutlass::FastDivmod by_kq;       // tap -> (kp, kq)
 };
 
 CUTE_HOST_DEVICE constexpr int round_up(int v, int m) { return (v + m - 1) / m * m; }
@@ -88,6 +98,18 @@ CUTE_HOST_DEVICE Geometry make_geometry(const Params& p) {
   g.off_planes = g.off_src + round_up(p.c_in * g.foot_p * g.foot_q * int(sizeof(int64_t)), 16);
   g.off_red = g.off_planes + round_up(g.slots * g.plane_stride * int(sizeof(typename Cfg::Element)), 16);
   g.smem_bytes = g.off_red + (Cfg::kWarpsN > 1 ? Cfg::kWarpsN * Cfg::kBlockM * int(sizeof(float)) : 0);
+  return g;
+}
+
+// g with its divisors set.
+inline Geometry with_divisors(const Params& p, Geometry g) {
+  g.by_tiles = cutlass::FastDivmod(g.tiles_p * g.tiles_q);
+  g.by_tiles_q = cutlass::FastDivmod(g.tiles_q);
+  g.by_foot_pq = cutlass::FastDivmod(g.foot_p * g.foot_q);
+  g.by_n_tiles = cutlass::FastDivmod(g.n_tiles);
+  g.by_k_blocks = cutlass::FastDivmod(g.k_blocks);
+  g.by_kpq = cutlass::FastDivmod(p.k_p * p.k_q);
+  g.by_kq = cutlass::FastDivmod(p.k_q);
   return g;
 }
 

@@ -35,14 +35,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   Element* sPlanes = reinterpret_cast<Element*>(smem + g.off_planes);  // (slots, plane_stride)
   float* sRed = reinterpret_cast<float*>(smem + g.off_red);        // (kWarpsN, BM)
 
+  // Tile and footprint row widths are compile-time (g.tile_q, g.foot_q hold the same), and
+  // run-time divisions go through the host-computed divisors (g.by_*).
+  constexpr int kTileQ = Cfg::kTileQ, kTileP = BM / kTileQ, kPitch = Cfg::kRowPitch;
   const int tid = threadIdx.x;
   const int lane = tid % 32;
-  const int tiles = g.tiles_p * g.tiles_q;
-  const int b = blockIdx.x / tiles;
-  const int tile = blockIdx.x - b * tiles;
-  const int p0 = (tile / g.tiles_q) * g.tile_p;
-  const int q0 = (tile % g.tiles_q) * g.tile_q;
-  const int foot_pq = g.foot_p * g.foot_q;
+  int b, tile, tile_p, tile_q;
+  g.by_tiles(b, tile, int(blockIdx.x));
+  g.by_tiles_q(tile_p, tile_q, tile);
+  const int p0 = tile_p * kTileP;
+  const int q0 = tile_q * kTileQ;
+  const int foot_pq = g.foot_p * kPitch;
 
   const Element* x = static_cast<const Element*>(p.x);
   const Element* w = static_cast<const Element*>(p.weight);
@@ -54,10 +57,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   // for every plane, so the index arithmetic is done once per CTA.
   const int elems = p.c_in * foot_pq;
   for (int i = tid; i < elems; i += Cfg::kThreads) {
-    const int c = i / foot_pq;
-    const int rem = i - c * foot_pq;
-    const int ip = rem / g.foot_q;
-    const int iq = rem - ip * g.foot_q;
+    int c, rem;
+    g.by_foot_pq(c, rem, i);
+    const int ip = rem / kPitch;
+    const int iq = rem - ip * kPitch;
     const bool inside = (p0 + ip < p.p_in) && (q0 + iq < p.q_in);
     sSrc[i] = inside ? c * p.xs_c + int64_t(ip) * p.xs_p + int64_t(iq) * p.xs_q : int64_t(-1);
   }
@@ -118,30 +121,34 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   // holds the value at (n, k) = BLayout(lane, v) of that n8 x BK tile; zero past C_out/K.
   {
     auto b_layout = typename Cfg::MmaTraits::BLayout{};  // (lane, v) -> n + 8*k
-    const int kpq = p.k_p * p.k_q;
+    auto split_k = [&](int k, int& c, int& kp, int& kq) {  // k -> (channel, kp, kq)
+      int tap;
+      g.by_kpq(c, tap, k);
+      g.by_kq(kp, kq, tap);
+    };
     const int total = p.k_r * g.k_blocks * g.n_tiles * 32 * kFragB;
     for (int e = tid; e < total; e += Cfg::kThreads) {
       const int v = e % kFragB;
       const int ln = (e / kFragB) % 32;
-      int rest = e / (kFragB * 32);
-      const int nt = rest % g.n_tiles;
-      rest /= g.n_tiles;
-      const int kb = rest % g.k_blocks;
-      const int kr = rest / g.k_blocks;
+      int kr_kb, nt, kr, kb;
+      g.by_n_tiles(kr_kb, nt, e / (kFragB * 32));
+      g.by_k_blocks(kr, kb, kr_kb);
       const int idx = b_layout(ln, v);
       const int n = nt * 8 + idx % 8;
       const int k = kb * BK + idx / 8;
       Element val = Element(0.0f);
       if (n < p.c_out && k < g.k_plane) {
-        const int c = k / kpq, kp = (k % kpq) / p.k_q, kq = k % p.k_q;
+        int c, kp, kq;
+        split_k(k, c, kp, kq);
         val = w[n * p.ws_n + c * p.ws_c + kr * p.ws_r + kp * p.ws_p + kq * p.ws_q];
       }
       sW[e] = val;
     }
     // k -> offset in a ring slot; padded k reads the all-zero channel C_in.
     for (int k = tid; k < g.k_plane_pad; k += Cfg::kThreads) {
-      const int c = k / kpq, kp = (k % kpq) / p.k_q, kq = k % p.k_q;
-      sKoff[k] = int(sizeof(Element)) * (k < g.k_plane ? c * foot_pq + kp * g.foot_q + kq
+      int c, kp, kq;
+      split_k(k, c, kp, kq);
+      sKoff[k] = int(sizeof(Element)) * (k < g.k_plane ? c * foot_pq + kp * kPitch + kq
                                                        : p.c_in * foot_pq);
     }
     for (int s = 0; s < g.slots; ++s) {
@@ -178,7 +185,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   // A rows: position m -> footprint (m / kTileQ, m % kTileQ). Every row of this thread is
   // its first row m0 (m0 % 16 < 8) plus a static offset dm (a multiple of 8 that keeps
   // m0 % 16 + dm % 16 < 16), so only m0's offset lives in a register.
-  constexpr int kTileQ = Cfg::kTileQ, kPitch = Cfg::kRowPitch;
   const int m0 = get<0>(tCcA(0, 0, 0));
   const char* a_thread = reinterpret_cast<const char*>(sPlanes) +
                          sizeof(Element) * ((m0 / kTileQ) * kPitch + m0 % kTileQ);
@@ -208,10 +214,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   fill(tCrMin, INFINITY);
   fill(tCrArg, 0);
 
-  for (int r = 0; r < p.r_out; ++r) {
+  // Plane i sits in ring slot i % g.slots: slot_r is plane r's, kept by increments.
+  for (int r = 0, slot_r = 0; r < p.r_out; ++r, slot_r = slot_r + 1 == g.slots ? 0 : slot_r + 1) {
     const int next = r + p.k_r + Cfg::kPrefetch - 1;  // lands in the slot of plane r-1
+    const int slot_next = slot_r == 0 ? g.slots - 1 : slot_r - 1;
     if constexpr (kAsyncRing) {
-      if (next < p.r_in) load_plane(next, next % g.slots);
+      if (next < p.r_in) load_plane(next, slot_next);
       cp_async_fence();
       cp_async_wait<Cfg::kPrefetch>();
     } else {
@@ -235,7 +243,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     }
 
     for (int kr = 0; kr < p.k_r; ++kr) {
-      const char* sA = a_thread + sizeof(Element) * ((r + kr) % g.slots) * g.plane_stride;
+      const int slot = slot_r + kr < g.slots ? slot_r + kr : slot_r + kr - g.slots;
+      const char* sA = a_thread + sizeof(Element) * slot * g.plane_stride;
       const Element* sWk = sW + kr * g.k_blocks * b_kstep;
       for (int kb = 0; kb < g.k_blocks; ++kb, sWk += b_kstep) {
         // A: gather this thread's (m, k) values of the BM x BK block.
@@ -309,7 +318,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       }
     }
     if constexpr (!kAsyncRing) {  // plane `next` is first read kPrefetch iterations later
-      if (next < p.r_in) store_plane(next, next % g.slots);
+      if (next < p.r_in) store_plane(next, slot_next);
     }
     __syncthreads();  // the slot of plane r is refilled in the next iteration
   }
@@ -399,7 +408,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       CUTE_UNROLL
       for (int v = 0; v < 4; ++v) {
         const int m = get<0>(tCcC(v, mt, nt)), n = get<1>(tCcC(v, mt, nt));
-        const int pp = p0 + m / g.tile_q, qq = q0 + m % g.tile_q;
+        const int pp = p0 + m / kTileQ, qq = q0 + m % kTileQ;
         if (n < p.c_out && pp < p.p_out && qq < p.q_out) {
           const int64_t off = (int64_t(b) * p.c_out + n) * plane_out + int64_t(pp) * p.q_out + qq;
           y[off] = Element(tCrMin(v, mt, nt) / row_sum[mt][v / 2]);

@@ -23,8 +23,9 @@ Fit plan_config(const Params& p, int max_smem_bytes, Geometry* best) {
 }
 
 template <class Cfg>
-cudaError_t launch_config(const Params& p, const Geometry& g, cudaStream_t stream) {
+cudaError_t launch_config(const Params& p, const Geometry& planned, cudaStream_t stream) {
   constexpr auto kernel = fused_conv_min_softmax_kernel<Cfg>;
+  const Geometry g = with_divisors(p, planned);
   if (const cudaError_t err = allow_dynamic_smem<kernel>(g.smem_bytes); err != cudaSuccess) return err;
   const int blocks = p.batch * g.tiles_p * g.tiles_q;
   kernel<<<blocks, Cfg::kThreads, g.smem_bytes, stream>>>(p, g);

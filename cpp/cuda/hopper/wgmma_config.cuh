@@ -144,7 +144,8 @@ struct WgGeometry {
   int off_koff, off_bias, off_src, off_planes, off_split, off_red, off_xch, smem_bytes;
   // The prologue's run-time divisors, with multipliers computed on the host: a division by
   // one is a multiply-high and a shift instead of a ~20-instruction dependent chain, which
-  // every CTA ran for its index, its footprint table and its weight offsets.
+  // every CTA ran for its index, its footprint table and its weight offsets. Set by
+  // with_divisors at launch only (planning builds several geometries per call).
   cutlass::FastDivmod by_cluster;  // blockIdx.x -> (tile CTA, rank in the cluster)
   cutlass::FastDivmod by_r_split;  // rank -> (channel group, R rank)
   cutlass::FastDivmod by_tiles;    // tile CTA -> (batch index, tile)
@@ -215,6 +216,12 @@ CUTE_HOST_DEVICE WgGeometry make_wg_geometry(const Params& p, int sm_count, int 
   // then the softmax's row max and row sum of each channel group (64 floats each).
   g.off_xch = g.off_red + (g.r_split > 1 ? Cfg::kThreads * Cfg::kN / 2 * 8 : 0);
   g.smem_bytes = g.off_xch + (g.n_split > 1 ? 2 * 64 * int(sizeof(float)) : 0);
+  return g;
+}
+
+// g with its divisors set (~74 ns of host time each geometry, so once per launch).
+template <class Cfg>
+WgGeometry with_divisors(const Params& p, WgGeometry g) {
   g.by_cluster = cutlass::FastDivmod(g.n_split * g.r_split);
   g.by_r_split = cutlass::FastDivmod(g.r_split);
   g.by_tiles = cutlass::FastDivmod(g.tiles_p * g.tiles_q);

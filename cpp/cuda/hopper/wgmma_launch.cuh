@@ -54,8 +54,9 @@ Fit plan_config(const Params& p, int max_smem_bytes, WgGeometry* g) {
 }
 
 template <class Cfg>
-cudaError_t launch_config(const Params& p, const WgGeometry& g, cudaStream_t stream) {
+cudaError_t launch_config(const Params& p, const WgGeometry& planned, cudaStream_t stream) {
   constexpr auto kernel = wgmma_conv_min_softmax_kernel<Cfg>;
+  const WgGeometry g = with_divisors<Cfg>(p, planned);
   if (const cudaError_t err = allow_dynamic_smem<kernel>(g.smem_bytes); err != cudaSuccess) return err;
   // The n_split x r_split CTAs of one tile form a cluster (consecutive blockIdx.x).
   const int cluster_ctas = g.n_split * g.r_split;
