@@ -2,6 +2,8 @@
 // shipped; .ci/lab/run.sh builds and runs it). Configuration by macros: LAB_N, LAB_KR,
 // LAB_ONE (K in one chunk), LAB_CHUNK (k-steps per chunk otherwise), LAB_RETIRE, LAB_3X, LAB_BF16,
 // LAB_F32BF16 (float32 data, bfloat16 wgmma);
+// LAB_MMASYNC=1: the sm_80 mma.sync kernel instead (fused_kernel.cuh; TF32, LAB_3X or LAB_BF16;
+// LAB_N <= 32 its small configuration, else its large one);
 // ablations by ablate.py's LAB_* switches.
 // Run: ./lab B C_in C_out D H W k_r k_p k_q [check|rand [seed]]   (dim 2, contiguous)
 // Environment: LAB_RESIDENT (SMs the R split may fill), LAB_SMEM (pad shared memory),
@@ -22,11 +24,19 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <type_traits>
 
+#ifndef LAB_MMASYNC
+#define LAB_MMASYNC 0
+#endif
+#if LAB_MMASYNC
+#include "cuda/fused_launch.cuh"
+#else
 #include "cuda/hopper/wgmma_launch.cuh"
+using namespace fusedconv::fused::hopper;
+#endif
 
 using namespace fusedconv::fused;
-using namespace fusedconv::fused::hopper;
 
 #ifndef LAB_N
 #define LAB_N 24
@@ -52,7 +62,24 @@ using namespace fusedconv::fused::hopper;
 #ifndef LAB_RETIRE
 #define LAB_RETIRE 0  // WgmmaConfig's kRetire_ (TF32 one chunk: each plane retires in its step)
 #endif
-#if LAB_BF16
+#if LAB_MMASYNC
+using Elem = std::conditional_t<bool(LAB_BF16), cutlass::bfloat16_t, float>;
+using MmaOp = std::conditional_t<bool(LAB_BF16), cute::SM80_16x8x16_F32BF16BF16F32_TN,
+                                 cute::SM80_16x8x8_F32TF32TF32F32_TN>;
+using Cfg = std::conditional_t<(LAB_N <= 32), SmallConfig<Elem, MmaOp, bool(LAB_3X)>,
+                               LargeConfig<Elem, MmaOp, bool(LAB_3X)>>;
+// The lab's view of the mma.sync geometry: one CTA per tile, no splits or chunks.
+struct LabGeometry : Geometry {
+  int n_split = 1, r_split = 1, pairs = 0, chunks = 1, r_chunk = 0;
+};
+static LabGeometry lab_geometry(const Params& p, int) {
+  LabGeometry g;
+  static_cast<Geometry&>(g) = make_geometry<Cfg>(p);
+  g.r_chunk = p.r_out;
+  return g;
+}
+constexpr auto lab_kernel = fused_conv_min_softmax_kernel<Cfg>;
+#elif LAB_BF16
 using Elem = cutlass::bfloat16_t;
 using Cfg = WgmmaConfig<Elem, Elem, LAB_N, LAB_KR, false, bool(LAB_ONE), LAB_CHUNK, bool(LAB_RETIRE)>;
 #elif LAB_F32BF16  // float32 x, weight and y; bfloat16 wgmma operands (an autocast kernel)
@@ -61,6 +88,10 @@ using Cfg = WgmmaConfig<float, cutlass::bfloat16_t, LAB_N, LAB_KR, false, bool(L
 #else
 using Elem = float;
 using Cfg = WgmmaConfig<float, cutlass::tfloat32_t, LAB_N, LAB_KR, bool(LAB_3X), bool(LAB_ONE), LAB_CHUNK, bool(LAB_RETIRE)>;
+#endif
+#if !LAB_MMASYNC
+static WgGeometry lab_geometry(const Params& p, int sms) { return make_wg_geometry<Cfg>(p, sms); }
+constexpr auto lab_kernel = wgmma_conv_min_softmax_kernel<Cfg>;
 #endif
 constexpr size_t kES = sizeof(Elem);
 // Host data in the element type; the float copies hold the same (rounded) values.
@@ -116,13 +147,13 @@ int main(int argc, char** argv) {
   int sms = 0;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const char* res = getenv("LAB_RESIDENT");
-  WgGeometry g = make_wg_geometry<Cfg>(p, res && *res ? atoi(res) : sms);
+  auto g = lab_geometry(p, res && *res ? atoi(res) : sms);
   if (const char* sm = getenv("LAB_SMEM")) g.smem_bytes = std::max(g.smem_bytes, atoi(sm));
   if (getenv("LAB_NOPAIRS")) g.pairs = 0;
   const int grid = p.batch * g.tiles_p * g.tiles_q * g.n_split * g.r_split;
-  if (g.chunks != 1 && LAB_ONE) { printf("K does not fit one chunk\n"); return 1; }
+  if (g.chunks != 1 && LAB_ONE && !LAB_MMASYNC) { printf("K does not fit one chunk\n"); return 1; }
   cudaFuncAttributes fa;
-  CK(cudaFuncGetAttributes(&fa, wgmma_conv_min_softmax_kernel<Cfg>));
+  CK(cudaFuncGetAttributes(&fa, lab_kernel));
   cudaStream_t st;
   CK(cudaStreamCreate(&st));
   auto launch = [&](int r) { p.x = dx[r % rot]; CK(launch_config<Cfg>(p, g, st)); };
