@@ -4,6 +4,13 @@
 # QUICK=1 skips the batch sweep (SWEEP=1 keeps it) and the torch.compile rows; NO_BENCH=1 skips every benchmark;
 # FAST=1 runs only the CUDA kernel's tests of the pytest suite; PROFILE=1 adds an
 # Nsight Compute pass over the wgmma kernel (ncu.txt).
+# The whole check outgrew one 600 s device call (the build alone takes ~240 s), so it runs in
+# two stages on one build:
+#   STAGE=1: build, the CUDA kernel's tests, memcheck, benchmarks, main job; the installed
+#            package comes back as $OUT/pkg.tgz.part* (logs in $OUT/logs.tgz);
+#   STAGE=2 PKG=dir: installs the package from dir's parts (copy them into the repo, e.g.
+#            out/pkg, and carry it), then racecheck and the other tests.
+# Without STAGE it runs everything in one call.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/fusedconv-out}; mkdir -p "$OUT"
@@ -16,6 +23,14 @@ elapsed() { echo $(( $(date +%s) - T0 )); }
 note "== device_check $(date -u '+%Y-%m-%d %H:%M UTC') on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
 python3 -m pip install -q --no-deps .whl/nvidia_cutlass-*.whl 2>&1 | tail -2
 
+STAGE=${STAGE:-}
+stage() { [ -z "$STAGE" ] || [ "$STAGE" = "$1" ]; }  # does this call run stage $1's steps?
+SITE=$(python3 -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+FAILED_STEPS=""
+if [ "$STAGE" = 2 ]; then
+  cat "${PKG:?STAGE=2 needs PKG}"/pkg.tgz.part* | tar -C "$SITE" -xzf - || { note "package unpack failed"; exit 1; }
+  note "package from $PKG installed into $SITE"
+else
 # ---- build -------------------------------------------------------------------------------
 build() {
   python3 -m pip install --no-build-isolation --no-deps -v . \
@@ -47,13 +62,20 @@ cat /tmp/build_first.log "$OUT/build.log" 2>/dev/null \
   | grep -E "Compiling entry|registers|spill" \
   | sed -E "s/.*(Kernel|Wgmma)ConfigI/\\1:/; s/EEEEv.*for '(sm_[0-9a]+)'.*/ \\1/; s/^ *//; s/ptxas info *: //" \
   | paste - - - | tee -a "$SUMMARY"
+fi
+if [ "$STAGE" = 1 ]; then  # the installed package, for STAGE=2
+  (cd "$SITE" && tar -czf - fusedconv fusedconv-*.dist-info) | split -b 15M - "$OUT/pkg.tgz.part"
+  note "package packed: $(ls "$OUT" | grep -c pkg.tgz.part) part(s)"
+fi
 
 # ---- tests: the CUDA kernel's own first, then the rest -----------------------------------
-FAILED_STEPS=""
+if stage 1; then
 timeout 150 python3 -m pytest -q -p no:cacheprovider tests/test_cuda_forward.py > "$OUT/pytest_cuda.log" 2>&1 \
   || FAILED_STEPS="$FAILED_STEPS pytest-cuda"
 note "pytest tests/test_cuda_forward.py: $(tail -1 "$OUT/pytest_cuda.log") after $(elapsed) s"
 grep -E "^(FAILED|ERROR)" "$OUT/pytest_cuda.log" | head -20 | cut -c1-300 | tee -a "$SUMMARY"
+fi
+if stage 2; then
 if [ -n "${FAST:-}" ]; then rc=0; echo "skipped (FAST=1)" > "$OUT/pytest_rest.log"; else
 timeout 240 python3 -m pytest -q -p no:cacheprovider tests --ignore=tests/test_cuda_forward.py > "$OUT/pytest_rest.log" 2>&1
 rc=$?; fi
@@ -69,17 +91,20 @@ if [ "$rc" -ge 128 ]; then  # killed by a signal (e.g. a segfault): rerun file b
     cat /tmp/one.log >> "$OUT/pytest_by_file.log"
   done
 fi
+fi
 
 # ---- sanitizer -----------------------------------------------------------------------------
 : > "$OUT/sanitizer.log"
 # racecheck of sanitize_case takes ~120 s on the H200 (2026-11-30).
 for tool in memcheck racecheck; do
+  case "$STAGE$tool" in 1racecheck|2memcheck) continue ;; esac
   timeout 200 compute-sanitizer --tool $tool python3 .ci/sanitize_case.py > /tmp/san_$tool.log 2>&1
   rc=$?; cat /tmp/san_$tool.log >> "$OUT/sanitizer.log"
   [ "$rc" -eq 0 ] || FAILED_STEPS="$FAILED_STEPS $tool"
   note "compute-sanitizer $tool: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san_$tool.log | tail -1) (rc $rc) after $(elapsed) s"
 done
 
+if stage 1; then
 # ---- SASS: matrix instructions and local memory of the fused kernels ----------------------
 SO=$(python3 -c "import fusedconv._library as l; print(l.LIBRARY_PATH)")
 if command -v cuobjdump > /dev/null; then
@@ -126,8 +151,14 @@ if [ "$LEFT" -gt 60 ] && [ -z "${QUICK:-}${NO_BENCH:-}" ]; then
   timeout "$LEFT" python3 -m fusedconv.bench --compile "${COMPILE_MODES:-default,max-autotune}" --dtype float32,bfloat16 >> "$BENCH" 2>&1
   note "bench with torch.compile: rc $? after $(elapsed) s"
 fi
+fi
 echo; echo "==== summary"; cat "$SUMMARY"
+if stage 1; then
 echo; echo "==== bench"; grep -E "^\||^NVIDIA|^CPU|^#|^forward" "$BENCH" | grep -v "^|--"
 echo; echo "==== python -m fusedconv"; tail -15 "$OUT/main_job.log"
+fi
+if [ -n "$STAGE" ]; then  # $OUT brings back 8 files at most: the logs in one
+  (cd "$OUT" && tar -czf logs.tgz ./*.log && rm -f ./*.log)
+fi
 # Non-zero when a test, the sanitizer or the main job failed (benchmarks never fail it).
 if [ -n "$FAILED_STEPS" ]; then echo; echo "==== FAILED:$FAILED_STEPS"; exit 1; fi
