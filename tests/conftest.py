@@ -125,23 +125,28 @@ def make_inputs(
     return x.to(**to), w.to(**to), (None if b is None else b.to(**to))
 
 
-def make_inputs_without_near_ties(shape, dims, *, gap, dtype=torch.float32, device="cpu", bias=True):
-    """Random inputs (make_inputs, "randn") whose min along each of `dims` beats the runner-up
+def make_inputs_without_near_ties(
+    shape, dims, *, gap, dist="randn", dtype=torch.float32, device="cpu", bias=True, view=None
+):
+    """Random inputs (make_inputs) whose min along each of `dims` beats the runner-up
     of every column by `gap` (measured in float64). The min is not differentiable at a tie:
     a near-tie within a float32 conv's error (~1e-6), or within gradcheck's finite
     differences (eps 1e-6 moves a conv value by up to ~1e-5), may take the other argmin and
     move that column's gradient, so gradient tests against float64 would fail at random
-    (seen on the H200, 2026-11-29). Exact ties are tested on their own."""
+    (seen on the H200, 2026-11-29, and in the CPU float32 parity test, 2026-11-30). Exact
+    ties are tested on their own. `view(x, w)` -> (x, w), e.g. a strided slice, is what is
+    checked and returned."""
+    view = view or (lambda x, w: (x, w))
     for _ in range(100):
-        x, w, b = make_inputs(shape, dtype=torch.float64, device=device, bias=bias)
-        conv = torch.nn.functional.conv3d(x, w, b)
+        x, w, b = make_inputs(shape, dist=dist, dtype=torch.float64, device=device, bias=bias)
+        conv = torch.nn.functional.conv3d(*view(x, w), b)
         gaps = []
         for dim in dims:
             if conv.shape[dim] >= 2:
                 two = conv.topk(2, dim=dim, largest=False).values  # sorted: min, runner-up
                 gaps.append((two.narrow(dim, 1, 1) - two.narrow(dim, 0, 1)).min().item())
         if all(g > gap for g in gaps):
-            return x.to(dtype), w.to(dtype), (None if b is None else b.to(dtype))
+            return *view(x.to(dtype), w.to(dtype)), (None if b is None else b.to(dtype))
     raise AssertionError("no random inputs without near-ties in 100 draws")
 
 
