@@ -80,9 +80,11 @@ defs += ("#if LAB_TIMELINE\nconstexpr int kLabTimelineCtas = 1 << 16;\n"
          "__device__ __forceinline__ unsigned long long lab_clock() {\n"
          "  unsigned long long t;\n  asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t));\n  return t;\n}\n#endif\n")
 # LAB_NOWEIGHTS: no weight loads or stores (the B tiles stay as shared memory left them).
-rep("  weights.load(g, sWoff, 0);\n", "  if (!LAB_NOWEIGHTS) weights.load(g, sWoff, 0);\n")
-rep("  weights.store(g, tid, sB, 0);\n  for (int t0 = WeightTiles<Cfg>::kBatch; t0 < g.b_tiles;",
-    "  if (!LAB_NOWEIGHTS) weights.store(g, tid, sB, 0);\n  for (int t0 = WeightTiles<Cfg>::kBatch; t0 < (LAB_NOWEIGHTS ? 0 : g.b_tiles);")
+rep("    early.load(g, sWoff, 0);\n", "    if (!LAB_NOWEIGHTS) early.load(g, sWoff, 0);\n")
+rep("    early.store(g, tid, sB, 0);\n    for (int t0 = kBatch; t0 < g.b_tiles;",
+    "    if (!LAB_NOWEIGHTS) early.store(g, tid, sB, 0);\n    for (int t0 = kBatch; t0 < (LAB_NOWEIGHTS ? 0 : g.b_tiles);")
+rep("    for (int t0 = 0; t0 < g.b_tiles; t0 += kBatch) {",
+    "    for (int t0 = 0; t0 < (LAB_NOWEIGHTS ? 0 : g.b_tiles); t0 += kBatch) {")
 s = s.replace("#include <cooperative_groups.h>", defs + "#include <cooperative_groups.h>", 1)
 open(f'{out}/cuda/hopper/wgmma_kernel.cuh', 'w').write(s)
 c = open('cpp/cuda/hopper/wgmma_config.cuh').read()

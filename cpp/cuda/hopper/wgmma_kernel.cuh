@@ -92,16 +92,25 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   ring.plane_stride = g.plane_stride;
   ring.elems = p.c_in * foot_pq;
   ring.pairs = g.pairs;
-  // The weights' first round of global loads goes out before the footprint table is built,
-  // so that its latency overlaps that work (session 14 profile: the wait for them and the
-  // barrier after them were 9.5% of a CTA's warp time).
+  // K in one chunk: the weights' first round of global loads (and the bias load) goes out
+  // before the footprint table is built, so that its latency overlaps that work (session 14
+  // profile: the wait for them and the barrier after them were 9.5% of a CTA's warp time;
+  // v28: bf16 B = 1024 -5%). K in chunks keeps all its weight rounds after the ring's first
+  // copies (v28's order lost 4-5% there: bf16 and 3xTF32 at C_in = 16).
+  constexpr bool kWeightsEarly = Cfg::kOneChunk;
   int64_t* sWoff = sSrc + ring.elems;
-  weight_offsets<Cfg>(p, g, tid, foot_pq, sWoff, sKoff);
-  __syncthreads();  // the weight offsets are read by every thread
-  WeightTiles<Cfg> weights(p, w, c_here, tid);
-  weights.load(g, sWoff, 0);
-  // The bias load joins the weights' round trip to global memory.
-  const float bias_n = (tid < c_here && bias != nullptr) ? float(bias[tid * p.bs_n]) : 0.0f;
+  auto offsets = [&] {
+    weight_offsets<Cfg>(p, g, tid, foot_pq, sWoff, sKoff);
+    __syncthreads();  // the weight offsets are read by every thread
+  };
+  auto load_bias = [&] { return (tid < c_here && bias != nullptr) ? float(bias[tid * p.bs_n]) : 0.0f; };
+  float bias_n = 0.0f;
+  [[maybe_unused]] WeightTiles<Cfg> early(p, w, c_here, tid);
+  if constexpr (kWeightsEarly) {
+    offsets();
+    early.load(g, sWoff, 0);
+    bias_n = load_bias();
+  }
   ring.init(tid, p.c_in, g.foot_p, kPitch, g.by_foot_pq, p.p_in - p0, p.q_in - q0, p.xs_c,
             p.xs_p, p.xs_q, kSlots);
   if constexpr (Cfg::kSplitPlanes) {  // the zero channel of every split plane
@@ -127,10 +136,21 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
 
   // ---- weights: B tiles in the canonical K-major layout ---------------------------------
   Tensor sB = make_tensor(make_smem_ptr(sW), typename Cfg::SmemLayoutB{});  // (N,BK,tiles)
-  weights.store(g, tid, sB, 0);
-  for (int t0 = WeightTiles<Cfg>::kBatch; t0 < g.b_tiles; t0 += WeightTiles<Cfg>::kBatch) {
-    weights.load(g, sWoff, t0);
-    weights.store(g, tid, sB, t0);
+  constexpr int kBatch = WeightTiles<Cfg>::kBatch;
+  if constexpr (kWeightsEarly) {
+    early.store(g, tid, sB, 0);
+    for (int t0 = kBatch; t0 < g.b_tiles; t0 += kBatch) {
+      early.load(g, sWoff, t0);
+      early.store(g, tid, sB, t0);
+    }
+  } else {
+    bias_n = load_bias();
+    offsets();
+    WeightTiles<Cfg> weights(p, w, c_here, tid);
+    for (int t0 = 0; t0 < g.b_tiles; t0 += kBatch) {
+      weights.load(g, sWoff, t0);
+      weights.store(g, tid, sB, t0);
+    }
   }
   cutlass::arch::fence_view_async_shared();  // generic-proxy writes -> wgmma reads
 
