@@ -96,7 +96,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   // before the footprint table is built, so that its latency overlaps that work (session 14
   // profile: the wait for them and the barrier after them were 9.5% of a CTA's warp time;
   // v28: bf16 B = 1024 -5%). K in chunks keeps all its weight rounds after the ring's first
-  // copies (v28's order lost 4-5% there: bf16 and 3xTF32 at C_in = 16).
+  // copies (v28's order lost 4-5% there: bf16 and 3xTF32 at C_in = 16). Its sequence below is
+  // deliberately not shared with the one-chunk path: with the same order but this path's
+  // object built early and the first store peeled off the loop, the lab still measured bf16
+  // +3% and 3xTF32 +6% (BENCHMARKS.md, v30), so `early` stays unused there.
   constexpr bool kWeightsEarly = Cfg::kOneChunk;
   int64_t* sWoff = sSrc + ring.elems;
   auto offsets = [&] {
