@@ -92,9 +92,9 @@ c = open('cpp/cuda/hopper/wgmma_config.cuh').read()
 i = c.index("  static constexpr int kMinBlocks =")
 a = c[i:c.index(";", i) + 1]
 c = c.replace(a, "#ifdef LAB_MINB\n  static constexpr int kMinBlocks = LAB_MINB;\n#else\n" + a + "\n#endif")
-a = "  static constexpr int kTileP = 4, kTileQ = 16;\n  static constexpr int kRowPitch = 20;      // footprint row pitch: k_q <= 5\n"
+a = "  static constexpr int kTileP = 4, kTileQ = 16;\n"
 assert a in c
-c = c.replace(a, "#ifdef LAB_TILEP\n  static constexpr int kTileP = LAB_TILEP, kTileQ = 64 / LAB_TILEP, kRowPitch = kTileQ + 4;\n#else\n" + a + "#endif\n")
+c = c.replace(a, "#ifdef LAB_TILEP\n  static constexpr int kTileP = LAB_TILEP, kTileQ = 64 / LAB_TILEP;\n#else\n" + a + "#endif\n")
 # LAB_MAXSPLIT: the largest R split (CTAs per tile and channel group).
 a = "  static constexpr int kMaxSplit = 4;"
 assert a in c

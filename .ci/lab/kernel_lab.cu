@@ -7,7 +7,8 @@
 // ablations by ablate.py's LAB_* switches.
 // Run: ./lab B C_in C_out D H W k_r k_p k_q [check|rand [seed]]   (dim 2, contiguous)
 // Environment: LAB_RESIDENT (SMs the R split may fill), LAB_SMEM (pad shared memory),
-// LAB_NOPAIRS (16-bit: the register-staged ring instead of cp.async by pairs).
+// LAB_NOPAIRS (16-bit: the register-staged ring instead of cp.async by pairs), LAB_NOTMA (the
+// cp.async ring where TMA would load the planes).
 // -DLAB_TIMELINE=1: one extra launch records each CTA's start, end and SM, and the lab prints
 // the span, the CTA durations and how many CTAs each SM held over time.
 // -DLAB_STEPS=1: one extra launch records the SM clock at five points of each TF32 one-chunk
@@ -150,6 +151,9 @@ int main(int argc, char** argv) {
   auto g = lab_geometry(p, res && *res ? atoi(res) : sms);
   if (const char* sm = getenv("LAB_SMEM")) g.smem_bytes = std::max(g.smem_bytes, atoi(sm));
   if (getenv("LAB_NOPAIRS")) g.pairs = 0;
+#if !LAB_MMASYNC
+  if (getenv("LAB_NOTMA")) g.tma = 0;
+#endif
   const int grid = p.batch * g.tiles_p * g.tiles_q * g.n_split * g.r_split;
   if (g.chunks != 1 && LAB_ONE && !LAB_MMASYNC) { printf("K does not fit one chunk\n"); return 1; }
   cudaFuncAttributes fa;
@@ -290,8 +294,13 @@ int main(int argc, char** argv) {
     elerr = worst;
     err32 = abs_err32 / scale;
   }
-  printf("LAB %-12s ns%d rs%d pairs%d shape %d,%d,%d,%d,%d,%d,%d,%d,%d  regs %3d spill %4d B smem %6d grid %7d  median %8.2f us  min %8.2f  err %.2e elerr %.2e err32 %.2e%s\n",
-         LAB_NAME, g.n_split, g.r_split, g.pairs, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], fa.numRegs,
+#if LAB_MMASYNC
+  const int lab_tma = 0;
+#else
+  const int lab_tma = g.tma;
+#endif
+  printf("LAB %-12s ns%d rs%d pairs%d tma%d shape %d,%d,%d,%d,%d,%d,%d,%d,%d  regs %3d spill %4d B smem %6d grid %7d  median %8.2f us  min %8.2f  err %.2e elerr %.2e err32 %.2e%s\n",
+         LAB_NAME, g.n_split, g.r_split, g.pairs, lab_tma, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], fa.numRegs,
          int(fa.localSizeBytes), g.smem_bytes, grid,
          ts[ts.size() / 2], ts[0], err, elerr, err32, uniform ? " rand" : "");
   return 0;

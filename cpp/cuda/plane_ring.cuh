@@ -2,6 +2,8 @@
 // Input planes of one CTA's footprint, streamed along R into a ring of shared-memory slots.
 // Slot layout: (C_in + 1 channels, foot_p rows, pitch columns); the extra channel stays zero
 // and is where padded k reads. Elements outside x are zero-filled.
+// The Hopper kernel loads eligible 32-bit planes by TMA instead (wgmma_kernel.cuh); then the
+// ring only keeps its slots and zero channel (init with sources = false).
 // 32-bit elements use cp.async (4 B, zero-fill). 16-bit ones use cp.async by 4-byte pairs
 // when x's rows allow it (`pairs`: unit stride along Q, even element strides and Q extent, a
 // 4-byte aligned base, so that a pair lies wholly inside or wholly outside x); otherwise
@@ -38,10 +40,11 @@ struct PlaneRing {
   Element staged[kStaged];
 
   // Source offsets of the footprint (c, ip, iq), the same for every plane: the index
-  // arithmetic runs once per CTA. Zeroes the padding channel of every slot.
-  // by_foot_pq divides by foot_p * pitch.
+  // arithmetic runs once per CTA (sources = false: none, planes come by TMA). Zeroes the
+  // padding channel of every slot. by_foot_pq divides by foot_p * pitch.
   __device__ void init(int tid, int c_in, int foot_p, int pitch, const cutlass::FastDivmod& by_foot_pq,
-                       int p_left, int q_left, int64_t xs_c, int64_t xs_p, int64_t xs_q, int slots) {
+                       int p_left, int q_left, int64_t xs_c, int64_t xs_p, int64_t xs_q, int slots,
+                       bool sources = true) {
     const int foot_pq = foot_p * pitch;
     auto source = [&](int i) {  // offset of footprint element i in a plane, -1 outside x
       int c, rem;
@@ -51,20 +54,22 @@ struct PlaneRing {
       const bool inside = ip < p_left && iq < q_left;
       return inside ? c * xs_c + int64_t(ip) * xs_p + int64_t(iq) * xs_q : int64_t(-1);
     };
-    int64_t* src = const_cast<int64_t*>(sSrc);
-    for (int i = tid; i < elems; i += kThreads) src[i] = source(i);
     own_inside = 0;
     own_valid = 0;
-    const bool by_pairs = !kAsync && pairs;
-    const int units = by_pairs ? elems / 2 : elems;
-    CUTE_UNROLL
-    for (int j = 0; j < kOwn; ++j) {
-      const int i = tid + j * kThreads;
-      // (src[i] was written by this thread above; a pair's elements were not all)
-      const int64_t off = i >= units ? int64_t(-1) : by_pairs ? source(2 * i) : src[i];
-      own[j] = off >= 0 ? off : 0;
-      own_inside |= uint32_t(off >= 0) << j;
-      own_valid |= uint32_t(i < units) << j;
+    if (sources) {
+      int64_t* src = const_cast<int64_t*>(sSrc);
+      for (int i = tid; i < elems; i += kThreads) src[i] = source(i);
+      const bool by_pairs = !kAsync && pairs;
+      const int units = by_pairs ? elems / 2 : elems;
+      CUTE_UNROLL
+      for (int j = 0; j < kOwn; ++j) {
+        const int i = tid + j * kThreads;
+        // (src[i] was written by this thread above; a pair's elements were not all)
+        const int64_t off = i >= units ? int64_t(-1) : by_pairs ? source(2 * i) : src[i];
+        own[j] = off >= 0 ? off : 0;
+        own_inside |= uint32_t(off >= 0) << j;
+        own_valid |= uint32_t(i < units) << j;
+      }
     }
     for (int s = 0; s < slots; ++s)
       for (int i = tid; i < foot_pq; i += kThreads)

@@ -27,9 +27,13 @@
 // with a channel split the groups exchange each row's max and sum through DSMEM.
 // The ring (plane_ring.cuh) copies 32-bit planes, and 16-bit ones whose rows allow 4-byte
 // pairs, with cp.async kPrefetch planes ahead; other 16-bit planes go through registers.
+// Where x allows it (g.tma: tma_fits), thread 0 loads each plane by one TMA box instead, on
+// the slot's mbarrier; no footprint table and no per-thread copies.
 #include <cooperative_groups.h>
 #include <cute/arch/cluster_sm90.hpp>
 #include <cute/arch/copy_sm80.hpp>
+#include <cute/arch/copy_sm90_desc.hpp>
+#include <cute/arch/copy_sm90_tma.hpp>
 #include <cutlass/arch/barrier.h>
 
 #include "cuda/fused_math.cuh"
@@ -41,7 +45,8 @@ namespace fusedconv::fused::hopper {
 
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
-    wgmma_conv_min_softmax_kernel(const Params p, const WgGeometry g) {
+    wgmma_conv_min_softmax_kernel(const Params p, const WgGeometry g,
+                                  const __grid_constant__ cute::TmaDescriptor tma_x) {
 #if defined(CUTE_ARCH_MMA_SM90A_ENABLED)
   using namespace cute;
   using Element = typename Cfg::Element;
@@ -92,6 +97,20 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   ring.plane_stride = g.plane_stride;
   ring.elems = p.c_in * foot_pq;
   ring.pairs = g.pairs;
+  // TMA: plane r of this CTA's footprint is the box at (q0, p0, r, 0, b); slot s fills on
+  // sBar[s], which completes once per plane it receives.
+  uint64_t* sBar = reinterpret_cast<uint64_t*>(smem + g.off_bars);  // (kSlots)
+  const bool tma = Cfg::kTma && g.tma;
+  auto load_tma = [&](int s, int r) {  // thread 0 only
+    const uint32_t bytes = uint32_t(sizeof(Element)) * ring.elems;
+    cutlass::arch::ClusterTransactionBarrier::arrive_and_expect_tx(&sBar[s], bytes);
+    cute::SM90_TMA_LOAD_5D::copy(&tma_x, &sBar[s], uint64_t(cute::TMA::CacheHintSm90::EVICT_NORMAL),
+                                 ring.slot(s), q0, p0, r, 0, b);
+  };
+  // Waits until plane i (ring slot (i - i_begin) % kSlots) has landed.
+  auto wait_tma = [&](int s, int i) {
+    cutlass::arch::ClusterBarrier::wait(&sBar[s], uint32_t((i - i_begin) / kSlots) & 1u);
+  };
   // K in one chunk: the weights' first round of global loads (and the bias load) goes out
   // before the footprint table is built, so that its latency overlaps that work (session 14
   // profile: the wait for them and the barrier after them were 9.5% of a CTA's warp time;
@@ -115,7 +134,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     bias_n = load_bias();
   }
   ring.init(tid, p.c_in, g.foot_p, kPitch, g.by_foot_pq, p.p_in - p0, p.q_in - q0, p.xs_c,
-            p.xs_p, p.xs_q, kSlots);
+            p.xs_p, p.xs_q, kSlots, !tma);
+  if (tma && tid == 0) {
+    cute::prefetch_tma_descriptor(&tma_x);
+    for (int s = 0; s < kSlots; ++s) cutlass::arch::ClusterTransactionBarrier::init(&sBar[s], 1);
+    cutlass::arch::fence_barrier_init();
+  }
   if constexpr (Cfg::kSplitPlanes) {  // the zero channel of every split plane
     for (int i = tid; i < Cfg::kSplitPlaneCount * foot_pq; i += Cfg::kThreads) {
       int part, e;
@@ -123,14 +147,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       sSplit[part * g.plane_stride + p.c_in * foot_pq + e] = 0.0f;
     }
   }
-  __syncthreads();  // the source table is read by every thread below
+  __syncthreads();  // the source table (or the TMA barriers) is read by every thread below
 
   // Prologue: the first kLead + kPrefetch planes start while the weights are laid out.
   constexpr int kLead = Cfg::kLead;
   CUTE_UNROLL
   for (int s = 0; s < kLead + kPrefetch; ++s) {
     if (i_begin + s < i_end) {
-      if (ring.copies_async()) ring.load_async(tid, ring.plane(s), ring.slot(s));
+      if (tma) {
+        if (tid == 0) load_tma(s, i_begin + s);
+      } else if (ring.copies_async()) ring.load_async(tid, ring.plane(s), ring.slot(s));
       else ring.load_sync(tid, ring.plane(s), ring.slot(s));
     }
     cp_async_fence();
@@ -313,13 +339,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   // waits for this thread's copies of plane i + kLead, splits them (kSplitPlanes) and meets
   // the other threads, after which plane i + kLead is ready. The register-staged ring only
   // fetches here; `store_next` writes the plane into its slot at the end of the step, read
-  // two barriers later.
+  // two barriers later. By TMA, thread 0 issues the load and every thread waits on the slot's
+  // mbarrier instead of its own copies; the barrier still guards the slot the load reuses.
   // The plane step i loads (i + kLead + kPrefetch): whether it exists, and its ring slot.
   auto loads_next = [&](int i) { return i + kLead + kPrefetch < i_end; };
   auto next_slot = [&](auto u_c) { return ring.slot((decltype(u_c)::value + kLead + kPrefetch) % kSlots); };
   auto advance = [&](auto u_c, int i) __attribute__((always_inline)) {
     constexpr int u = decltype(u_c)::value;
-    if (ring.copies_async()) {
+    if (tma) {
+      if (tid == 0 && loads_next(i)) load_tma((u + kLead + kPrefetch) % kSlots, i + kLead + kPrefetch);
+      wait_tma((u + kLead) % kSlots, i + kLead);
+    } else if (ring.copies_async()) {
       if (loads_next(i)) ring.load_async(tid, src_next, next_slot(u_c));
       cp_async_fence();
       cp_async_wait<kPrefetch>();
@@ -331,7 +361,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   };
   auto store_next = [&](auto u_c, int i) __attribute__((always_inline)) {
     if (loads_next(i)) {
-      if (!ring.copies_async()) ring.store(tid, src_next, next_slot(u_c));
+      if (!tma && !ring.copies_async()) ring.store(tid, src_next, next_slot(u_c));
       src_next += p.xs_r;
     }
   };
@@ -410,6 +440,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   };
 
   if constexpr (Cfg::kIssueFirst) {  // plane i_begin ready and gathered before the loop
+    if (tma) wait_tma(0, i_begin);
     cp_async_wait<kPrefetch>();
     __syncthreads();
     gather_fast(tCrA[0], slot_of(0));

@@ -3,6 +3,8 @@
 // width N (wgmma_dispatch.cu picks N from C_out): picks the instantiation for k_r and for
 // K in one chunk or not, and checks what the kernel covers: k_r <= 3 or 5, k_q <= 5 (footprint
 // pitch), the shared-memory budget and the grid size.
+#include <cudaTypedefs.h>
+
 #include <climits>
 
 #include "cuda/hopper/wgmma_entry.h"
@@ -53,10 +55,54 @@ Fit plan_config(const Params& p, int max_smem_bytes, WgGeometry* g) {
   return Fit::kOk;
 }
 
+// The driver's cuTensorMapEncodeTiled, looked up once (nullptr if the driver lacks it).
+inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static const auto encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) !=
+            cudaSuccess ||
+        found != cudaDriverEntryPointSuccess) {
+      fn = nullptr;
+    }
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  return encode;
+}
+
+// x as the 5-D tensor (Q, P, R, C, B) whose box (kRowPitch, foot_p, 1, C_in, 1) is one ring
+// slot's channels (tma_fits). Where the driver refuses it, g->tma is cleared and the kernel
+// copies by cp.async (its layout fits both).
+template <class Cfg>
+cute::TmaDescriptor x_tensor_map(const Params& p, WgGeometry* g) {
+  cute::TmaDescriptor map{};
+  if constexpr (Cfg::kTma) {
+    static_assert(cute::is_same_v<typename Cfg::Element, float>, "TMA boxes of float32");
+    if (!g->tma) return map;
+    // (a stride of an extent-1 axis is never used; the driver still wants it aligned)
+    auto stride = [](int64_t s, int extent) { return cuuint64_t(extent == 1 ? 16 : s * int64_t(sizeof(float))); };
+    const cuuint64_t dims[5] = {cuuint64_t(p.q_in), cuuint64_t(p.p_in), cuuint64_t(p.r_in), cuuint64_t(p.c_in),
+                                cuuint64_t(p.batch)};
+    const cuuint64_t strides[4] = {stride(p.xs_p, p.p_in), stride(p.xs_r, p.r_in), stride(p.xs_c, p.c_in),
+                                   stride(p.xs_b, p.batch)};
+    const cuuint32_t box[5] = {Cfg::kRowPitch, cuuint32_t(g->foot_p), 1, cuuint32_t(p.c_in), 1};
+    const cuuint32_t unit[5] = {1, 1, 1, 1, 1};
+    const auto encode = tensor_map_encoder();
+    if (encode == nullptr ||
+        encode(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 5, const_cast<void*>(p.x), dims, strides, box, unit,
+               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) {
+      g->tma = 0;
+    }
+  }
+  return map;
+}
+
 template <class Cfg>
 cudaError_t launch_config(const Params& p, const WgGeometry& planned, cudaStream_t stream) {
   constexpr auto kernel = wgmma_conv_min_softmax_kernel<Cfg>;
-  const WgGeometry g = with_divisors<Cfg>(p, planned);
+  WgGeometry g = with_divisors<Cfg>(p, planned);
+  const cute::TmaDescriptor tma_x = x_tensor_map<Cfg>(p, &g);
   if (const cudaError_t err = allow_dynamic_smem<kernel>(g.smem_bytes); err != cudaSuccess) return err;
   // The n_split x r_split CTAs of one tile form a cluster (consecutive blockIdx.x).
   const int cluster_ctas = g.n_split * g.r_split;
@@ -72,7 +118,7 @@ cudaError_t launch_config(const Params& p, const WgGeometry& planned, cudaStream
   cluster[0].val.clusterDim.z = 1;
   config.attrs = cluster;
   config.numAttrs = cluster_ctas > 1 ? 1 : 0;
-  return cudaLaunchKernelEx(&config, kernel, p, g);
+  return cudaLaunchKernelEx(&config, kernel, p, g, tma_x);
 }
 
 // Element type, wgmma operand type and split of a precision mode.
