@@ -420,10 +420,13 @@ def test_empty_batch():
 
 
 @pytest.mark.skipif(not hasattr(torch.ops.fusedconv, "backward"), reason="no backward op")
-@pytest.mark.parametrize("shape", [(2, 3, 24, 9, 10, 11, 3, 3, 3), (1, 3, 70, 9, 10, 11, 3, 3, 3)])
+@pytest.mark.parametrize(
+    "shape", [(2, 3, 24, 9, 10, 11, 3, 3, 3), (1, 3, 70, 9, 10, 11, 3, 3, 3), (2, 3, 24, 9, 10, 12, 3, 3, 3)]
+)
 def test_argmin_through_backward(shape):
     """The backward pass reads the fused kernel's argmin: its gradients must match eager.
-    (C_out = 70: three channel groups, each with an R split, on the wgmma kernel.) Float32
+    (C_out = 70: three channel groups, each with an R split, on the wgmma kernel; W = 12: the
+    planes by TMA along dims 2 and 3.) Float32
     against float64: inputs without near-ties, which float32 error could flip."""
     x, w, b = make_inputs_without_near_ties(shape, (2, 3, 4), gap=1e-5, device="cuda")
     for dim in (2, 3, 4):
