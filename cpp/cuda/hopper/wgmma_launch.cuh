@@ -1,8 +1,9 @@
 #pragma once
 // Host-side planning and launch of the Hopper kernel for one precision mode and accumulator
 // width N (wgmma_dispatch.cu picks N from C_out): picks the instantiation for k_r, for K in
-// one chunk or not and for the ring (planes by TMA where x allows it, else cp.async), and checks what the kernel covers: k_r <= 3 or 5, k_q <= 5 (footprint
-// pitch), the shared-memory budget and the grid size.
+// one chunk or not and for the ring (planes by TMA where x allows it, else cp.async), and
+// checks what the kernel covers: k_r <= 3 or 5, k_q <= 5 (footprint pitch), the
+// shared-memory budget and the grid size.
 #include <cudaTypedefs.h>
 
 #include <climits>
