@@ -293,27 +293,27 @@ def test_strided_inputs_without_copies(layout, mode):
         _check(mode, x, w, b, dim)
 
 
-# float32 inputs the wgmma kernel loads by TMA (unit stride along Q, rows and base 16-byte
-# aligned; not 3xTF32 with K in one chunk): odd sizes otherwise, extent-1 batch and channel
-# axes, an R split, a channel split (C_out = 40, 64), K in chunks (K = 45, 144).
+# Inputs the wgmma kernels load by TMA (unit stride along Q, rows and base 16-byte aligned:
+# W a multiple of 8 covers bfloat16 too; k_r != 5): odd sizes otherwise, extent-1 batch and
+# channel axes, an R split, a channel split (C_out = 40, 64), K in chunks (K = 45, 144).
 TMA_SHAPES = [
-    (3, 3, 24, 11, 13, 20, 3, 3, 3),
+    (3, 3, 24, 11, 13, 24, 3, 3, 3),
     (1, 1, 7, 5, 9, 8, 2, 3, 3),
-    (2, 5, 40, 7, 10, 12, 3, 3, 3),
+    (2, 5, 40, 7, 10, 16, 3, 3, 3),
     (1, 16, 64, 6, 20, 24, 3, 3, 3),
 ]
 
 
 @pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
-@pytest.mark.parametrize("mode", ["highest", "high"])
+@pytest.mark.parametrize("mode", ["highest", "high", "bf16"])
 @pytest.mark.parametrize("dim", [2, 3])
 @pytest.mark.parametrize("shape", TMA_SHAPES, ids=["x".join(map(str, s)) for s in TMA_SHAPES])
 def test_tma_and_cp_async_rings_agree(shape, dim, mode):
-    x, w, b = make_inputs(shape, device="cuda")
+    x, w, b = make_inputs(shape, dtype=MODES[mode][0], device="cuda")
     y = _check(mode, x, w, b, dim)
-    # The same values 4 bytes further on: a base that is not 16-byte aligned, which TMA
-    # cannot take, so the same kernel copies the planes by cp.async. Same sums, same bits.
-    storage = torch.empty(x.numel() + 1, device="cuda")
+    # The same values one element further on: a base that is not 16-byte aligned, which TMA
+    # cannot take, so the kernel of the cp.async ring runs. Same sums, same bits.
+    storage = torch.empty(x.numel() + 1, device="cuda", dtype=x.dtype)
     x_copied = storage[1:].view_as(x)
     x_copied.copy_(x)
     assert x_copied.data_ptr() % 16 != 0
@@ -420,10 +420,13 @@ def test_empty_batch():
 
 
 @pytest.mark.skipif(not hasattr(torch.ops.fusedconv, "backward"), reason="no backward op")
-@pytest.mark.parametrize("shape", [(2, 3, 24, 9, 10, 11, 3, 3, 3), (1, 3, 70, 9, 10, 11, 3, 3, 3)])
+@pytest.mark.parametrize(
+    "shape", [(2, 3, 24, 9, 10, 11, 3, 3, 3), (1, 3, 70, 9, 10, 11, 3, 3, 3), (2, 3, 24, 9, 10, 12, 3, 3, 3)]
+)
 def test_argmin_through_backward(shape):
     """The backward pass reads the fused kernel's argmin: its gradients must match eager.
-    (C_out = 70: three channel groups, each with an R split, on the wgmma kernel.) Float32
+    (C_out = 70: three channel groups, each with an R split, on the wgmma kernel; W = 12: the
+    planes by TMA along dims 2 and 3.) Float32
     against float64: inputs without near-ties, which float32 error could flip."""
     x, w, b = make_inputs_without_near_ties(shape, (2, 3, 4), gap=1e-5, device="cuda")
     for dim in (2, 3, 4):

@@ -67,13 +67,9 @@ rep("      else warpgroup_wait<1>();                // plane i - 1 is done: its 
     "      else warpgroup_wait<1>();                // plane i - 1 is done: its A buffer is free\n      LAB_MARK(3);\n")
 rep("      if (more) gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots));\n",
     "      if (more) gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots));\n      LAB_MARK(4);\n")
-# LAB_TMAONLY: planes only by TMA (no cp.async ring compiled in; inputs must fit TMA), also
-# for 16-bit elements (rows of 24) and 3xTF32 in one chunk.
-rep("  const bool tma = Cfg::kTma && g.tma;\n",
-    "#if LAB_TMAONLY\n  constexpr bool tma = true;\n#else\n  const bool tma = Cfg::kTma && g.tma;\n#endif\n")
 defs = "".join(f"#ifndef LAB_{n}\n#define LAB_{n} 0\n#endif\n" for n in
                ["NOWG", "NOLOAD", "NOGATHER", "NOFOLD", "NOSYNC", "NOWEIGHTS", "TIMELINE", "NOARG", "AOFF16", "NOLOOP", "NOEPI",
-                "STEPS", "TMAONLY"])
+                "STEPS"])
 defs += ("constexpr int kLabStepCtas = 512, kLabSteps = 32;\n"
          "__device__ unsigned lab_steps[kLabStepCtas][kLabSteps][5];\n"
          "#define LAB_MARK(k) do { if (LAB_STEPS && tid == 0 && blockIdx.x < kLabStepCtas && i - i_begin < kLabSteps) {"
@@ -103,23 +99,4 @@ c = c.replace(a, "#ifdef LAB_TILEP\n  static constexpr int kTileP = LAB_TILEP, k
 a = "  static constexpr int kMaxSplit = 4;"
 assert a in c
 c = c.replace(a, "#ifdef LAB_MAXSPLIT\n  static constexpr int kMaxSplit = LAB_MAXSPLIT;\n#else\n" + a + "\n#endif")
-a = "  static constexpr bool kTma = sizeof(Element_) == 4 && !kSplitPlanes;"
-assert a in c
-c = c.replace(a, "#if defined(LAB_TMAONLY) && LAB_TMAONLY\n  static constexpr bool kTma = true;\n#else\n" + a + "\n#endif")
-a = "  static constexpr int kRowPitch = 20;      // footprint row pitch: k_q <= 5\n"
-assert a in c
-c = c.replace(a, "#if defined(LAB_TMAONLY) && LAB_TMAONLY\n  static constexpr int kRowPitch = sizeof(Element_) == 2 ? 24 : 20;\n"
-              "#else\n" + a + "#endif\n")
-c = c.replace("  static constexpr int kMaxKQ = kRowPitch - kTileQ + 1;", "  static constexpr int kMaxKQ = 5;")
 open(f'{out}/cuda/hopper/wgmma_config.cuh', 'w').write(c)
-# The launch with TMA maps of 16-bit elements too (LAB_TMAONLY).
-l = open('cpp/cuda/hopper/wgmma_launch.cuh').read()
-for a, b in [('    static_assert(cute::is_same_v<typename Cfg::Element, float>, "TMA boxes of float32");\n', ''),
-             ('s * int64_t(sizeof(float))', 's * int64_t(sizeof(typename Cfg::Element))'),
-             ('encode(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 5,',
-              'encode(&map, sizeof(typename Cfg::Element) == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : '
-              'cute::is_same_v<typename Cfg::Element, cutlass::bfloat16_t> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : '
-              'CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 5,')]:
-    assert l.count(a) == 1, a
-    l = l.replace(a, b)
-open(f'{out}/cuda/hopper/wgmma_launch.cuh', 'w').write(l)

@@ -7,8 +7,8 @@
 // ablations by ablate.py's LAB_* switches.
 // Run: ./lab B C_in C_out D H W k_r k_p k_q [check|rand [seed]]   (dim 2, contiguous)
 // Environment: LAB_RESIDENT (SMs the R split may fill), LAB_SMEM (pad shared memory),
-// LAB_NOPAIRS (16-bit: the register-staged ring instead of cp.async by pairs), LAB_NOTMA (the
-// cp.async ring where TMA would load the planes).
+// LAB_NOPAIRS (16-bit: the register-staged ring instead of cp.async by pairs).
+// -DLAB_TMA=1: the kernel that loads planes by TMA (only for inputs that fit it).
 // -DLAB_TIMELINE=1: one extra launch records each CTA's start, end and SM, and the lab prints
 // the span, the CTA durations and how many CTAs each SM held over time.
 // -DLAB_STEPS=1: one extra launch records the SM clock at five points of each TF32 one-chunk
@@ -63,6 +63,9 @@ using namespace fusedconv::fused;
 #ifndef LAB_RETIRE
 #define LAB_RETIRE 0  // WgmmaConfig's kRetire_ (TF32 one chunk: each plane retires in its step)
 #endif
+#ifndef LAB_TMA
+#define LAB_TMA 0  // WgmmaConfig's kTma_ (planes by TMA; the inputs must fit it)
+#endif
 #if LAB_MMASYNC
 using Elem = std::conditional_t<bool(LAB_BF16), cutlass::bfloat16_t, float>;
 using MmaOp = std::conditional_t<bool(LAB_BF16), cute::SM80_16x8x16_F32BF16BF16F32_TN,
@@ -82,17 +85,31 @@ static LabGeometry lab_geometry(const Params& p, int) {
 constexpr auto lab_kernel = fused_conv_min_softmax_kernel<Cfg>;
 #elif LAB_BF16
 using Elem = cutlass::bfloat16_t;
-using Cfg = WgmmaConfig<Elem, Elem, LAB_N, LAB_KR, false, bool(LAB_ONE), LAB_CHUNK, bool(LAB_RETIRE)>;
+using Cfg = WgmmaConfig<Elem, Elem, LAB_N, LAB_KR, false, bool(LAB_ONE), LAB_CHUNK, bool(LAB_RETIRE),
+                        bool(LAB_TMA)>;
 #elif LAB_F32BF16  // float32 x, weight and y; bfloat16 wgmma operands (an autocast kernel)
 using Elem = float;
-using Cfg = WgmmaConfig<float, cutlass::bfloat16_t, LAB_N, LAB_KR, false, bool(LAB_ONE), LAB_CHUNK, bool(LAB_RETIRE)>;
+using Cfg = WgmmaConfig<float, cutlass::bfloat16_t, LAB_N, LAB_KR, false, bool(LAB_ONE), LAB_CHUNK, bool(LAB_RETIRE),
+                        bool(LAB_TMA)>;
 #else
 using Elem = float;
-using Cfg = WgmmaConfig<float, cutlass::tfloat32_t, LAB_N, LAB_KR, bool(LAB_3X), bool(LAB_ONE), LAB_CHUNK, bool(LAB_RETIRE)>;
+using Cfg = WgmmaConfig<float, cutlass::tfloat32_t, LAB_N, LAB_KR, bool(LAB_3X), bool(LAB_ONE), LAB_CHUNK, bool(LAB_RETIRE),
+                        bool(LAB_TMA)>;
 #endif
-#if !LAB_MMASYNC
+#if LAB_MMASYNC
+static cudaError_t lab_launch(const Params& p, const LabGeometry& g, cudaStream_t st) {
+  return launch_config<Cfg>(p, g, st);
+}
+#else
 static WgGeometry lab_geometry(const Params& p, int sms) { return make_wg_geometry<Cfg>(p, sms); }
 constexpr auto lab_kernel = wgmma_conv_min_softmax_kernel<Cfg>;
+static cudaError_t lab_launch(const Params& p, const WgGeometry& g, cudaStream_t st) {
+  cute::TmaDescriptor tma_x{};
+  if constexpr (Cfg::kTma) {
+    if (!tma_fits<Cfg>(p, g.foot_p) || !x_tensor_map<Cfg>(p, &tma_x)) return cudaErrorInvalidValue;
+  }
+  return launch_config<Cfg>(p, g, tma_x, st);
+}
 #endif
 constexpr size_t kES = sizeof(Elem);
 // Host data in the element type; the float copies hold the same (rounded) values.
@@ -151,16 +168,13 @@ int main(int argc, char** argv) {
   auto g = lab_geometry(p, res && *res ? atoi(res) : sms);
   if (const char* sm = getenv("LAB_SMEM")) g.smem_bytes = std::max(g.smem_bytes, atoi(sm));
   if (getenv("LAB_NOPAIRS")) g.pairs = 0;
-#if !LAB_MMASYNC
-  if (getenv("LAB_NOTMA")) g.tma = 0;
-#endif
   const int grid = p.batch * g.tiles_p * g.tiles_q * g.n_split * g.r_split;
   if (g.chunks != 1 && LAB_ONE && !LAB_MMASYNC) { printf("K does not fit one chunk\n"); return 1; }
   cudaFuncAttributes fa;
   CK(cudaFuncGetAttributes(&fa, lab_kernel));
   cudaStream_t st;
   CK(cudaStreamCreate(&st));
-  auto launch = [&](int r) { p.x = dx[r % rot]; CK(launch_config<Cfg>(p, g, st)); };
+  auto launch = [&](int r) { p.x = dx[r % rot]; CK(lab_launch(p, g, st)); };
   for (int i = 0; i < 20; ++i) launch(i);
   CK(cudaStreamSynchronize(st));
   cudaEvent_t e0, e1;
@@ -179,7 +193,7 @@ int main(int argc, char** argv) {
 #if LAB_TIMELINE
   {  // one more launch: each CTA's start, end and SM (ablate.py's LAB_TIMELINE)
     p.x = dx[0];
-    CK(launch_config<Cfg>(p, g, st));
+    CK(lab_launch(p, g, st));
     CK(cudaStreamSynchronize(st));
     const int n = std::min(grid, kLabTimelineCtas);
     std::vector<unsigned long long> tl(3 * size_t(n));
@@ -218,7 +232,7 @@ int main(int argc, char** argv) {
   {  // one more launch: the phases of each plane step in the first CTAs (ablate.py's LAB_STEPS)
     p.x = dx[0];
     CK(cudaMemset(dy, 0, ny * kES));
-    CK(launch_config<Cfg>(p, g, st));
+    CK(lab_launch(p, g, st));
     CK(cudaStreamSynchronize(st));
     std::vector<unsigned> sc(size_t(kLabStepCtas) * kLabSteps * 5);
     CK(cudaMemcpyFromSymbol(sc.data(), lab_steps, sc.size() * sizeof(unsigned)));
@@ -248,7 +262,7 @@ int main(int argc, char** argv) {
   double err = -1, elerr = -1, err32 = -1;
   if (check) {  // float64 reference for the first and the last batch index
     p.x = dx[0];
-    CK(launch_config<Cfg>(p, g, st));
+    CK(lab_launch(p, g, st));
     std::vector<Elem> hy_all(ny);
     CK(cudaMemcpy(hy_all.data(), dy, ny * kES, cudaMemcpyDeviceToHost));
     double worst = 0, abs_err = 0, abs_err32 = 0, scale = 0;
@@ -297,7 +311,7 @@ int main(int argc, char** argv) {
 #if LAB_MMASYNC
   const int lab_tma = 0;
 #else
-  const int lab_tma = g.tma;
+  const int lab_tma = Cfg::kTma;
 #endif
   printf("LAB %-12s ns%d rs%d pairs%d tma%d shape %d,%d,%d,%d,%d,%d,%d,%d,%d  regs %3d spill %4d B smem %6d grid %7d  median %8.2f us  min %8.2f  err %.2e elerr %.2e err32 %.2e%s\n",
          LAB_NAME, g.n_split, g.r_split, g.pairs, lab_tma, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], fa.numRegs,

@@ -2,8 +2,8 @@
 // Input planes of one CTA's footprint, streamed along R into a ring of shared-memory slots.
 // Slot layout: (C_in + 1 channels, foot_p rows, pitch columns); the extra channel stays zero
 // and is where padded k reads. Elements outside x are zero-filled.
-// The Hopper kernel loads eligible 32-bit planes by TMA instead (wgmma_kernel.cuh); then the
-// ring only keeps its slots and zero channel (init with sources = false).
+// The Hopper kernels of the TMA ring load planes by TMA instead (wgmma_kernel.cuh); they
+// use this ring only for its slots and zero channel (init with sources = false).
 // 32-bit elements use cp.async (4 B, zero-fill). 16-bit ones use cp.async by 4-byte pairs
 // when x's rows allow it (`pairs`: unit stride along Q, even element strides and Q extent, a
 // 4-byte aligned base, so that a pair lies wholly inside or wholly outside x); otherwise

@@ -34,8 +34,9 @@ template <int N> struct WgmmaOp<cutlass::half_t, N> {
 
 // kLongChunk_: k-steps per chunk when K does not fit one chunk (0: half a one-chunk plane).
 // kRetire_: every plane's wgmmas retire within its step (see kRetireEachPlane).
+// kTma_: input planes load by TMA (inputs that tma_fits), else by cp.async.
 template <class Element_, class ValA_, int kN_, int kKR_, bool kSplit3x_, bool kOneChunk_, int kLongChunk_ = 0,
-          bool kRetire_ = false>
+          bool kRetire_ = false, bool kTma_ = false>
 struct WgmmaConfig {
   using Element = Element_;  // x, weight, bias and y element type
   using ValA = ValA_;        // operand type the wgmma consumes
@@ -48,8 +49,15 @@ struct WgmmaConfig {
   static constexpr bool kOneChunk = kOneChunk_;
   static constexpr int kThreads = 128;      // one warpgroup: 64 positions
   static constexpr int kTileP = 4, kTileQ = 16;
-  static constexpr int kRowPitch = 20;      // footprint row pitch: k_q <= 5
-  static constexpr int kMaxKQ = kRowPitch - kTileQ + 1;
+  static constexpr int kMaxKQ = 5;
+  // Planes by TMA: each footprint row is one TMA box row, which must be whole 16-byte
+  // units. One kernel per ring: the cp.async ring's state, compiled into a TMA kernel as its
+  // fallback, cost that kernel 7% (TF32) to 24% (bf16) on the reference (lab, session 16).
+  static constexpr bool kTma = kTma_;
+  // Footprint row pitch (elements): a footprint row, kTileQ + kMaxKQ - 1 = 20 elements; by
+  // TMA rounded up to 16 bytes (24 16-bit elements).
+  static constexpr int kRowPitch =
+      kTma ? round_up(kTileQ + kMaxKQ - 1, 16 / int(sizeof(Element_))) : kTileQ + kMaxKQ - 1;
   // kRetireEachPlane (TF32 one chunk): a step retires its plane's wgmmas before folding the
   // output plane they complete and gathering the next plane into the one A buffer, so kKR
   // accumulators and one A buffer suffice (fewer registers, more CTAs per SM).
@@ -96,13 +104,6 @@ struct WgmmaConfig {
   // the previous plane, so two; kSplitPlaneCount planes in all (buffers x parts).
   static constexpr int kSplitBuffers = 2;
   static constexpr int kSplitPlaneCount = kSplitPlanes ? kSplitBuffers * kWeightCopies : 0;
-  // 32-bit planes may load by TMA (tma_fits). The kernel keeps the cp.async ring for the
-  // inputs TMA cannot take, so both are compiled in, which costs registers; measured on the
-  // H200 (lab, session 16): 3xTF32 in one chunk lost 1.2% on the reference with both (229 ->
-  // 237 registers), and 16-bit kernels (TMA rows of 24 elements: 48 bytes) gained 5-9% where
-  // TMA loads but lost 6-8% where it cannot (more spills at 128 registers): both keep the
-  // cp.async ring only.
-  static constexpr bool kTma = sizeof(Element_) == 4 && !kSplitPlanes;
   // CTAs per SM the register budget must allow (65536 / (128 * kMinBlocks) registers).
   // More CTAs per SM mean fewer, fuller waves and more overlap (H200 lab): TF32 N = 32 in
   // one chunk spills 68 B at 168 registers and still gains (113 -> 106 µs at C_out = 32,
@@ -148,7 +149,6 @@ struct WgGeometry {
   int r_split;           // CTAs of one cluster (per channel group) sharing the planes along R
   int r_chunk;           // output planes per CTA of a cluster: ceil(r_out / r_split)
   int pairs;             // 16-bit x copied by 4-byte pairs (PlaneRing::pairs)
-  int tma;               // planes load by TMA (tma_fits), one mbarrier per ring slot at off_bars
   int off_koff, off_bias, off_src, off_planes, off_split, off_red, off_xch, off_bars, smem_bytes;
   // The prologue's run-time divisors, with multipliers computed on the host: a division by
   // one is a multiply-high and a shift instead of a ~20-instruction dependent chain, which
@@ -172,13 +172,13 @@ CUTE_HOST_DEVICE long long tile_ctas(const Params& p, const WgGeometry& g) {
 // Whether x's planes can load by TMA: a ring slot's first C_in channels are one dense box
 // (kRowPitch, foot_p, 1, C_in, 1) of x seen as a 5-D tensor (Q, P, R, C, B), which needs unit
 // stride along Q, 16-byte aligned rows and base, 16-byte box rows and box sides <= 256. TMA
-// zero-fills what lies outside x, as the cp.async ring does. Cfg::kTma: 32-bit elements.
+// zero-fills what lies outside x, as the cp.async ring does.
 template <class Cfg>
 CUTE_HOST_DEVICE bool tma_fits(const Params& p, int foot_p) {
   constexpr int kBytes = int(sizeof(typename Cfg::Element));
-  static_assert(!Cfg::kTma || Cfg::kRowPitch * kBytes % 16 == 0, "a slot row is a TMA box row");
+  static_assert(Cfg::kTma && Cfg::kRowPitch * kBytes % 16 == 0, "a slot row is a TMA box row");
   auto aligned = [](int64_t stride, int extent) { return extent == 1 || (stride * kBytes) % 16 == 0; };
-  return Cfg::kTma && p.xs_q == 1 &&
+  return p.xs_q == 1 &&
          aligned(p.xs_p, p.p_in) && aligned(p.xs_r, p.r_in) && aligned(p.xs_c, p.c_in) &&
          aligned(p.xs_b, p.batch) && reinterpret_cast<uintptr_t>(p.x) % 16 == 0 && p.c_in <= 256 &&
          foot_p <= 256;
@@ -212,10 +212,9 @@ CUTE_HOST_DEVICE WgGeometry make_wg_geometry(const Params& p, int sm_count, int 
   g.pairs = sizeof(Element) == 2 && p.xs_q == 1 && p.q_in % 2 == 0 &&
             (p.xs_b | p.xs_c | p.xs_r | p.xs_p) % 2 == 0 && reinterpret_cast<uintptr_t>(p.x) % 4 == 0;
   static_assert(Cfg::kRowPitch % 2 == 0 && Cfg::kTileQ % 2 == 0, "pairs need even rows");
-  g.tma = tma_fits<Cfg>(p, g.foot_p);
   // (TMA writes 128-byte aligned slots)
-  constexpr int kSlotAlign = 128 / int(sizeof(Element));
-  g.plane_stride = round_up((p.c_in + 1) * g.foot_p * Cfg::kRowPitch, g.tma ? kSlotAlign : 8);
+  constexpr int kSlotAlign = Cfg::kTma ? 128 / int(sizeof(Element)) : 8;
+  g.plane_stride = round_up((p.c_in + 1) * g.foot_p * Cfg::kRowPitch, kSlotAlign);
   constexpr int kMinSlot = PlaneRing<typename Cfg::Element, Cfg::kThreads>::kMinSlotElems;
   if (g.plane_stride < kMinSlot) g.plane_stride = kMinSlot;
   g.k_plane = p.c_in * p.k_p * p.k_q;
@@ -235,7 +234,7 @@ CUTE_HOST_DEVICE WgGeometry make_wg_geometry(const Params& p, int sm_count, int 
   // int64 each
   g.off_planes = g.off_src + round_up((p.c_in * g.foot_p * Cfg::kRowPitch +
                                       Cfg::kKR * g.k_steps * Cfg::kBlockK) * int(sizeof(int64_t)), 16);
-  if (g.tma) g.off_planes = round_up(g.off_planes, 128);
+  if (Cfg::kTma) g.off_planes = round_up(g.off_planes, 128);
   g.off_split = g.off_planes +
                 round_up(Cfg::kSlots * g.plane_stride * int(sizeof(typename Cfg::Element)), 16);
   g.off_red = g.off_split + Cfg::kSplitPlaneCount * g.plane_stride * int(sizeof(float));
@@ -243,7 +242,7 @@ CUTE_HOST_DEVICE WgGeometry make_wg_geometry(const Params& p, int sm_count, int 
   // then the softmax's row max and row sum of each channel group (64 floats each).
   g.off_xch = g.off_red + (g.r_split > 1 ? Cfg::kThreads * Cfg::kN / 2 * 8 : 0);
   g.off_bars = g.off_xch + (g.n_split > 1 ? 2 * 64 * int(sizeof(float)) : 0);
-  g.smem_bytes = g.off_bars + (g.tma ? Cfg::kSlots * int(sizeof(uint64_t)) : 0);
+  g.smem_bytes = g.off_bars + (Cfg::kTma ? Cfg::kSlots * int(sizeof(uint64_t)) : 0);
   return g;
 }
 

@@ -27,8 +27,8 @@
 // with a channel split the groups exchange each row's max and sum through DSMEM.
 // The ring (plane_ring.cuh) copies 32-bit planes, and 16-bit ones whose rows allow 4-byte
 // pairs, with cp.async kPrefetch planes ahead; other 16-bit planes go through registers.
-// Where x allows it (g.tma: tma_fits), thread 0 loads each plane by one TMA box instead, on
-// the slot's mbarrier; no footprint table and no per-thread copies.
+// Cfg::kTma (inputs that tma_fits): thread 0 loads each plane by one TMA box instead, on the
+// slot's mbarrier; no footprint table and no per-thread copies.
 #include <cooperative_groups.h>
 #include <cute/arch/cluster_sm90.hpp>
 #include <cute/arch/copy_sm80.hpp>
@@ -100,7 +100,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   // TMA: plane r of this CTA's footprint is the box at (q0, p0, r, 0, b); slot s fills on
   // sBar[s], which completes once per plane it receives.
   uint64_t* sBar = reinterpret_cast<uint64_t*>(smem + g.off_bars);  // (kSlots)
-  const bool tma = Cfg::kTma && g.tma;
+  constexpr bool tma = Cfg::kTma;
   auto load_tma = [&](int s, int r) {  // thread 0 only
     const uint32_t bytes = uint32_t(sizeof(Element)) * ring.elems;
     cutlass::arch::ClusterTransactionBarrier::arrive_and_expect_tx(&sBar[s], bytes);
@@ -135,7 +135,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   }
   ring.init(tid, p.c_in, g.foot_p, kPitch, g.by_foot_pq, p.p_in - p0, p.q_in - q0, p.xs_c,
             p.xs_p, p.xs_q, kSlots, !tma);
-  if (tma && tid == 0) {
+  if (tma && tid == 0) {  // (tma: compile-time)
     cute::prefetch_tma_descriptor(&tma_x);
     for (int s = 0; s < kSlots; ++s) cutlass::arch::ClusterTransactionBarrier::init(&sBar[s], 1);
     cutlass::arch::fence_barrier_init();
@@ -154,7 +154,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   CUTE_UNROLL
   for (int s = 0; s < kLead + kPrefetch; ++s) {
     if (i_begin + s < i_end) {
-      if (tma) {
+      if constexpr (tma) {
         if (tid == 0) load_tma(s, i_begin + s);
       } else if (ring.copies_async()) ring.load_async(tid, ring.plane(s), ring.slot(s));
       else ring.load_sync(tid, ring.plane(s), ring.slot(s));
@@ -346,7 +346,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   auto next_slot = [&](auto u_c) { return ring.slot((decltype(u_c)::value + kLead + kPrefetch) % kSlots); };
   auto advance = [&](auto u_c, int i) __attribute__((always_inline)) {
     constexpr int u = decltype(u_c)::value;
-    if (tma) {
+    if constexpr (tma) {
       if (tid == 0 && loads_next(i)) load_tma((u + kLead + kPrefetch) % kSlots, i + kLead + kPrefetch);
       wait_tma((u + kLead) % kSlots, i + kLead);
     } else if (ring.copies_async()) {
@@ -440,7 +440,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   };
 
   if constexpr (Cfg::kIssueFirst) {  // plane i_begin ready and gathered before the loop
-    if (tma) wait_tma(0, i_begin);
+    if constexpr (tma) wait_tma(0, i_begin);
     cp_async_wait<kPrefetch>();
     __syncthreads();
     gather_fast(tCrA[0], slot_of(0));

@@ -1,8 +1,9 @@
 #pragma once
 // Host-side planning and launch of the Hopper kernel for one precision mode and accumulator
-// width N (wgmma_dispatch.cu picks N from C_out): picks the instantiation for k_r and for
-// K in one chunk or not, and checks what the kernel covers: k_r <= 3 or 5, k_q <= 5 (footprint
-// pitch), the shared-memory budget and the grid size.
+// width N (wgmma_dispatch.cu picks N from C_out): picks the instantiation for k_r, for K in
+// one chunk or not and for the ring (planes by TMA where x allows it, else cp.async), and
+// checks what the kernel covers: k_r <= 3 or 5, k_q <= 5 (footprint pitch), the
+// shared-memory budget and the grid size.
 #include <cudaTypedefs.h>
 
 #include <climits>
@@ -71,38 +72,37 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
 }
 
 // x as the 5-D tensor (Q, P, R, C, B) whose box (kRowPitch, foot_p, 1, C_in, 1) is one ring
-// slot's channels (tma_fits). Where the driver refuses it, g->tma is cleared and the kernel
-// copies by cp.async (its layout fits both).
+// slot's channels of a kTma kernel (tma_fits). False where the driver refuses it.
 template <class Cfg>
-cute::TmaDescriptor x_tensor_map(const Params& p, WgGeometry* g) {
-  cute::TmaDescriptor map{};
-  if constexpr (Cfg::kTma) {
-    static_assert(cute::is_same_v<typename Cfg::Element, float>, "TMA boxes of float32");
-    if (!g->tma) return map;
-    // (a stride of an extent-1 axis is never used; the driver still wants it aligned)
-    auto stride = [](int64_t s, int extent) { return cuuint64_t(extent == 1 ? 16 : s * int64_t(sizeof(float))); };
-    const cuuint64_t dims[5] = {cuuint64_t(p.q_in), cuuint64_t(p.p_in), cuuint64_t(p.r_in), cuuint64_t(p.c_in),
-                                cuuint64_t(p.batch)};
-    const cuuint64_t strides[4] = {stride(p.xs_p, p.p_in), stride(p.xs_r, p.r_in), stride(p.xs_c, p.c_in),
-                                   stride(p.xs_b, p.batch)};
-    const cuuint32_t box[5] = {Cfg::kRowPitch, cuuint32_t(g->foot_p), 1, cuuint32_t(p.c_in), 1};
-    const cuuint32_t unit[5] = {1, 1, 1, 1, 1};
-    const auto encode = tensor_map_encoder();
-    if (encode == nullptr ||
-        encode(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 5, const_cast<void*>(p.x), dims, strides, box, unit,
-               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) {
-      g->tma = 0;
-    }
-  }
-  return map;
+bool x_tensor_map(const Params& p, cute::TmaDescriptor* map) {
+  using Element = typename Cfg::Element;
+  static_assert(Cfg::kTma);
+  constexpr CUtensorMapDataType kType = cute::is_same_v<Element, float>                ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                        : cute::is_same_v<Element, cutlass::bfloat16_t> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                                                        : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  static_assert(cute::is_same_v<Element, float> || cute::is_same_v<Element, cutlass::bfloat16_t> ||
+                cute::is_same_v<Element, cutlass::half_t>);
+  // (a stride of an extent-1 axis is never used; the driver still wants it aligned)
+  auto stride = [](int64_t s, int extent) { return cuuint64_t(extent == 1 ? 16 : s * int64_t(sizeof(Element))); };
+  const cuuint64_t dims[5] = {cuuint64_t(p.q_in), cuuint64_t(p.p_in), cuuint64_t(p.r_in), cuuint64_t(p.c_in),
+                              cuuint64_t(p.batch)};
+  const cuuint64_t strides[4] = {stride(p.xs_p, p.p_in), stride(p.xs_r, p.r_in), stride(p.xs_c, p.c_in),
+                                 stride(p.xs_b, p.batch)};
+  const cuuint32_t box[5] = {Cfg::kRowPitch, cuuint32_t(Cfg::kTileP + p.k_p - 1), 1, cuuint32_t(p.c_in), 1};
+  const cuuint32_t unit[5] = {1, 1, 1, 1, 1};
+  const auto encode = tensor_map_encoder();
+  return encode != nullptr &&
+         encode(map, kType, 5, const_cast<void*>(p.x), dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
+// tma_x: x's tensor map for a kTma kernel (x_tensor_map), ignored otherwise.
 template <class Cfg>
-cudaError_t launch_config(const Params& p, const WgGeometry& planned, cudaStream_t stream) {
+cudaError_t launch_config(const Params& p, const WgGeometry& planned, const cute::TmaDescriptor& tma_x,
+                          cudaStream_t stream) {
   constexpr auto kernel = wgmma_conv_min_softmax_kernel<Cfg>;
-  WgGeometry g = with_divisors<Cfg>(p, planned);
-  const cute::TmaDescriptor tma_x = x_tensor_map<Cfg>(p, &g);
+  const WgGeometry g = with_divisors<Cfg>(p, planned);
   if (const cudaError_t err = allow_dynamic_smem<kernel>(g.smem_bytes); err != cudaSuccess) return err;
   // The n_split x r_split CTAs of one tile form a cluster (consecutive blockIdx.x).
   const int cluster_ctas = g.n_split * g.r_split;
@@ -146,8 +146,16 @@ template <> struct ModeTypes<Mode::kFP16F32> {
 template <Mode kMode, int N>
 struct WidthKernels {
   using T = ModeTypes<kMode>;
-  template <int KR, bool kOneChunk, int kLongChunk = 0, bool kRetire = false>
-  using Cfg = WgmmaConfig<typename T::Element, typename T::ValA, N, KR, T::kSplit3x, kOneChunk, kLongChunk, kRetire>;
+  template <int KR, bool kOneChunk, int kLongChunk = 0, bool kRetire = false, bool kTma = false>
+  using Cfg =
+      WgmmaConfig<typename T::Element, typename T::ValA, N, KR, T::kSplit3x, kOneChunk, kLongChunk, kRetire, kTma>;
+  using AnyTma = Cfg<1, true, 0, false, true>;  // the TMA box and its checks do not depend on k_r or K
+
+  // Whether p's planes can load by TMA: x fits (tma_fits) and k_r != 5 (its kernels, the
+  // slowest to compile, come with the cp.async ring only).
+  static bool tma_candidate(const Params& p) {
+    return p.k_r != 5 && tma_fits<AnyTma>(p, AnyTma::kTileP + p.k_p - 1);
+  }
   // TF32 K in chunks also comes in chunks of 3 k-steps (24 K). Measured on the H200 (lab,
   // session 9): at equal padding 3 beat 2 by 2-5% (fewer chunks), with more padding they lost
   // up to 8% (3xTF32 up to 22%, hence TF32 only).
@@ -182,53 +190,76 @@ struct WidthKernels {
   template <bool kOneChunk, int kLongChunk>
   static constexpr bool kHasKR5 = !(T::kSplit3x && kOneChunk) && kLongChunk != 3 &&
                                   sizeof(typename T::Element) == sizeof(typename T::ValA);
-  template <bool kOneChunk, int kLongChunk, bool kRetire = false, class F>
+  template <bool kOneChunk, int kLongChunk, bool kRetire = false, bool kTma = false, class F>
   static auto with_kr(int k_r, F&& f) {
-    if (k_r <= 1) return f(Cfg<1, kOneChunk, kLongChunk, kRetire>{});
-    if (k_r == 2) return f(Cfg<2, kOneChunk, kLongChunk, kRetire>{});
-    if constexpr (kHasKR5<kOneChunk, kLongChunk>) {
+    if (k_r <= 1) return f(Cfg<1, kOneChunk, kLongChunk, kRetire, kTma>{});
+    if (k_r == 2) return f(Cfg<2, kOneChunk, kLongChunk, kRetire, kTma>{});
+    if constexpr (kHasKR5<kOneChunk, kLongChunk> && !kTma) {
       if (k_r == 5) return f(Cfg<5, kOneChunk, kLongChunk, kRetire>{});
     }
-    return f(Cfg<3, kOneChunk, kLongChunk, kRetire>{});  // plan_config rejects k_r other than 3
+    return f(Cfg<3, kOneChunk, kLongChunk, kRetire, kTma>{});  // plan_config rejects k_r other than 3
   }
 
+  // Calls f with the kernel configuration for p, of the TMA ring (tma: tma_candidate(p)) or
+  // the cp.async one.
   template <class F>
-  static auto with_config(const Params& p, F&& f) {
+  static auto with_config(const Params& p, bool tma, F&& f) {
+    return tma ? with_config_of<true>(p, f) : with_config_of<false>(p, f);
+  }
+  template <bool kTma, class F>
+  static auto with_config_of(const Params& p, F&& f) {
     using Any = Cfg<1, true>;  // the chunk sizes do not depend on k_r
     const int k_plane = p.c_in * p.k_p * p.k_q;
     const bool kr5 = p.k_r == 5;
     if (k_plane <= Any::kOneChunkK && (!kr5 || kHasKR5<true, 0>)) {
       if constexpr (kRetireKernels) {
-        if (retire_pays(p)) return with_kr<true, 0, true>(p.k_r, f);
+        if (retire_pays(p)) return with_kr<true, 0, true, kTma>(p.k_r, f);
       }
-      return with_kr<true, 0>(p.k_r, f);
+      return with_kr<true, 0, false, kTma>(p.k_r, f);
     }
     if constexpr (kTripleChunks) {
       const int two = 2 * Any::kBlockK, three = 3 * Any::kBlockK;  // K per chunk
       if ((!kr5 || kHasKR5<false, 3>) && round_up(k_plane, three) <= round_up(k_plane, two)) {
-        return with_kr<false, 3>(p.k_r, f);
+        return with_kr<false, 3, false, kTma>(p.k_r, f);
       }
     }
-    return with_kr<false, 0>(p.k_r, f);
+    return with_kr<false, 0, false, kTma>(p.k_r, f);
   }
 };
 
+// Plans on the TMA kernels where x allows it and they fit, else on the cp.async ones.
 template <Mode kMode, int N>
 Fit plan_width(const Params& p, int max_smem_bytes) {
-  return WidthKernels<kMode, N>::with_config(p, [&](auto cfg) {
+  using W = WidthKernels<kMode, N>;
+  auto plan = [&](auto cfg) {
     WgGeometry g;
     return plan_config<decltype(cfg)>(p, max_smem_bytes, &g);
-  });
+  };
+  if (W::tma_candidate(p)) {
+    if (const Fit fit = W::with_config(p, true, plan); fit == Fit::kOk) return fit;
+  }
+  return W::with_config(p, false, plan);
 }
 
+// As plan_width; the TMA kernels also need the driver to encode x's tensor map.
 template <Mode kMode, int N>
 cudaError_t launch_width(const Params& p, int max_smem_bytes, cudaStream_t stream) {
-  return WidthKernels<kMode, N>::with_config(p, [&](auto cfg) {
+  using W = WidthKernels<kMode, N>;
+  cute::TmaDescriptor tma_x{};
+  const bool tma = W::tma_candidate(p) && x_tensor_map<typename W::AnyTma>(p, &tma_x);
+  bool planned = false;
+  auto launch = [&](auto cfg) {
     using C = decltype(cfg);
     WgGeometry g;
     if (plan_config<C>(p, max_smem_bytes, &g) != Fit::kOk) return cudaErrorInvalidValue;
-    return launch_config<C>(p, g, stream);
-  });
+    planned = true;
+    return launch_config<C>(p, g, tma_x, stream);
+  };
+  if (tma) {
+    const cudaError_t err = W::with_config(p, true, launch);
+    if (planned) return err;
+  }
+  return W::with_config(p, false, launch);
 }
 
 }  // namespace fusedconv::fused::hopper
