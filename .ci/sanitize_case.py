@@ -45,4 +45,18 @@ for x_shape, w_shape, dims in (((421, 2, 4, 6, 7), (21, 2, 3, 3, 3), (2, 4)),
         torch.ops.fusedconv.forward(*xs, dim).sum().backward()
         torch.cuda.synchronize()
         print("large grid", x_shape, dim, torch.ops.fusedconv.kernel_path(x, wt, b, dim), flush=True)
+# Inputs the TMA kernels take (W = 24 and 8: 16-byte rows), with one CTA per work item and
+# (600 items, more than one wave) persistent CTAs that take several items each; the argmin too.
+for x_shape, w_shape in (((2, 3, 6, 11, 24), (24, 3, 3, 3, 3)), ((600, 2, 4, 6, 8), (21, 2, 3, 3, 3))):
+    for dtype, prec in ((torch.float32, "highest"), (torch.float32, "high"), (torch.bfloat16, "highest")):
+        torch.set_float32_matmul_precision(prec)
+        x = torch.randn(x_shape, device="cuda", dtype=dtype)
+        wt = torch.randn(w_shape, device="cuda", dtype=dtype)
+        b = torch.randn(w_shape[0], device="cuda", dtype=dtype)
+        xs = [t.clone().requires_grad_(dtype == torch.float32) for t in (x, wt, b)]
+        y = torch.ops.fusedconv.forward(*xs, 2)
+        if dtype == torch.float32:
+            y.sum().backward()
+        torch.cuda.synchronize()
+        print("tma", x_shape, dtype, prec, torch.ops.fusedconv.kernel_path(x, wt, b, 2), flush=True)
 print("sanitize_case: done")

@@ -293,6 +293,16 @@ def test_strided_inputs_without_copies(layout, mode):
         _check(mode, x, w, b, dim)
 
 
+def _misaligned_copy(x):
+    """x's values at a base that is not 16-byte aligned: the cp.async kernels (one CTA per
+    work item) run instead of the TMA ones."""
+    storage = torch.empty(x.numel() + 1, device=x.device, dtype=x.dtype)
+    x_copied = storage[1:].view_as(x)
+    x_copied.copy_(x)
+    assert x_copied.data_ptr() % 16 != 0
+    return x_copied
+
+
 # Inputs the wgmma kernels load by TMA (unit stride along Q, rows and base 16-byte aligned:
 # W a multiple of 8 covers bfloat16 too; k_r != 5): odd sizes otherwise, extent-1 batch and
 # channel axes, an R split, a channel split (C_out = 40, 64), K in chunks (K = 45, 144).
@@ -311,14 +321,46 @@ TMA_SHAPES = [
 def test_tma_and_cp_async_rings_agree(shape, dim, mode):
     x, w, b = make_inputs(shape, dtype=MODES[mode][0], device="cuda")
     y = _check(mode, x, w, b, dim)
-    # The same values one element further on: a base that is not 16-byte aligned, which TMA
-    # cannot take, so the kernel of the cp.async ring runs. Same sums, same bits.
-    storage = torch.empty(x.numel() + 1, device="cuda", dtype=x.dtype)
-    x_copied = storage[1:].view_as(x)
-    x_copied.copy_(x)
-    assert x_copied.data_ptr() % 16 != 0
-    y_copied = _check(mode, x_copied, w, b, dim)
-    assert torch.equal(y, y_copied)
+    # The same values one element further on, through the cp.async ring: same sums, same bits.
+    assert torch.equal(y, _check(mode, _misaligned_copy(x), w, b, dim))
+
+
+def _persistent_batch(waves, tiles_per_index):
+    """A batch whose work items (tiles) fill `waves` waves of 4 CTAs per SM: past one wave the
+    TMA kernels run one wave of persistent CTAs, each taking several items in turn
+    (wgmma_launch.cuh, persistent_grid). 1.3 waves keep TF32's 3-per-SM kernel (the same
+    two waves either way); 1.9 take the retiring 4-per-SM one (two waves instead of three)."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    return int(waves * 4 * sms / tiles_per_index) + 1
+
+
+# (B, 3, 20, 9, 30, 32) with k = 3 along dim 2: 28 x 30 outputs per plane, 7 x 2 tiles of 4 x 16.
+@pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
+@pytest.mark.parametrize("mode", ["highest", "high", "bf16"])
+@pytest.mark.parametrize("waves", [1.3, 1.9])
+def test_persistent_ctas_take_several_items(waves, mode):
+    shape = (_persistent_batch(waves, 14), 3, 20, 9, 30, 32, 3, 3, 3)
+    x, w, b = make_inputs(shape, dtype=MODES[mode][0], device="cuda", dist="rand" if waves > 1.5 else "randn")
+    y = _check(mode, x, w, b, 2)
+    assert torch.equal(y, _check(mode, _misaligned_copy(x), w, b, 2))
+
+
+@pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
+@pytest.mark.skipif(not hasattr(torch.ops.fusedconv, "backward"), reason="no backward op")
+@pytest.mark.parametrize("mode", ["highest", "high"])
+def test_persistent_ctas_track_the_argmin(mode):
+    """The backward recomputes each column's argmin with the fused forward: persistent CTAs
+    (several items each) must find the same argmins as one CTA per item. (Too many columns
+    for a float64 comparison without near-ties; test_argmin_through_backward does that.)"""
+    x, w, b = make_inputs((_persistent_batch(1.9, 14), 3, 20, 9, 30, 32, 3, 3, 3), device="cuda")
+    grads = []
+    for x_in in (x, _misaligned_copy(x)):
+        with float32_precision(mode):
+            y = torch.ops.fusedconv.forward(x_in, w, b, 2)
+            grad_y = torch.randn(y.shape, device="cuda", generator=torch.Generator("cuda").manual_seed(5))
+            grads.append(torch.ops.fusedconv.backward(grad_y, y, x_in, w, b, 2, [True, True, True]))
+    for tma, cp_async in zip(*grads):
+        assert torch.equal(tma, cp_async) or (tma - cp_async).abs().max() <= 1e-5 * tma.abs().max()
 
 
 # C_out = 56: two channel groups on the wgmma kernel, whose softmax max and sum combine

@@ -7,6 +7,8 @@
 #if !defined(CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED)
 #error "compile the Hopper kernels with -DCUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED"
 #endif
+#include <climits>
+
 #include <cute/atom/mma_atom.hpp>
 #include <cute/tensor.hpp>
 #include <cutlass/fast_math.h>
@@ -149,6 +151,7 @@ struct WgGeometry {
   int r_split;           // CTAs of one cluster (per channel group) sharing the planes along R
   int r_chunk;           // output planes per CTA of a cluster: ceil(r_out / r_split)
   int pairs;             // 16-bit x copied by 4-byte pairs (PlaneRing::pairs)
+  int work_items;        // CTAs the problem needs (a persistent grid has fewer: each takes several)
   int off_koff, off_bias, off_src, off_planes, off_split, off_red, off_xch, off_bars, smem_bytes;
   // The prologue's run-time divisors, with multipliers computed on the host: a division by
   // one is a multiply-high and a shift instead of a ~20-instruction dependent chain, which
@@ -204,6 +207,7 @@ CUTE_HOST_DEVICE WgGeometry make_wg_geometry(const Params& p, int sm_count, int 
   if (g.r_split > p.r_out) g.r_split = p.r_out;
   g.r_chunk = (p.r_out + g.r_split - 1) / g.r_split;
   g.r_split = (p.r_out + g.r_chunk - 1) / g.r_chunk;  // no CTA without output planes
+  g.work_items = int(tiles * g.r_split < INT_MAX ? tiles * g.r_split : INT_MAX);  // (plan_config rejects more)
   g.foot_p = Cfg::kTileP + p.k_p - 1;
   // 16-bit footprint rows start at even elements (q0, the pitch and x's other strides are
   // even) of a 4-byte aligned x with unit stride along Q, and an even Q extent keeps every

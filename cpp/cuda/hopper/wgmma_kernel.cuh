@@ -29,6 +29,10 @@
 // pairs, with cp.async kPrefetch planes ahead; other 16-bit planes go through registers.
 // Cfg::kTma (inputs that tma_fits): thread 0 loads each plane by one TMA box instead, on the
 // slot's mbarrier; no footprint table and no per-thread copies.
+// Work items (a tile's share of one CTA) past one wave: a TMA kernel without clusters runs a
+// persistent grid (wgmma_launch.cuh, persistent_grid) whose CTAs take items blockIdx.x,
+// + gridDim.x, ... in turn: the weights are laid out once per CTA, and the next item's first
+// planes load while the last one's results are written.
 #include <cooperative_groups.h>
 #include <cute/arch/cluster_sm90.hpp>
 #include <cute/arch/copy_sm80.hpp>
@@ -64,13 +68,22 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
 
   const int tid = threadIdx.x;
   const int cluster_ctas = g.n_split * g.r_split;
-  int cta, rank, n_rank, r_rank, b, tile, tile_p, tile_q;
-  g.by_cluster(cta, rank, int(blockIdx.x));  // rank == block_rank_in_cluster()
+  // Work item = one CTA's share of a tile: blockIdx.x, and with a persistent grid (TMA
+  // kernels without clusters, more items than one wave holds) every gridDim.x-th after it.
+  int work = int(blockIdx.x);
+  int cta, rank, n_rank, r_rank;
+  g.by_cluster(cta, rank, work);  // rank == block_rank_in_cluster(), the same for every item
   g.by_r_split(n_rank, r_rank, rank);
-  g.by_tiles(b, tile, cta);
-  g.by_tiles_q(tile_p, tile_q, tile);
-  const int p0 = tile_p * Cfg::kTileP;
-  const int q0 = tile_q * kTileQ;
+  int b, p0, q0;  // the item's batch index and first output row / column
+  auto item_origin = [&](int item, int& bb, int& pp0, int& qq0) {
+    int c, unused, t, tp, tq;
+    g.by_cluster(c, unused, item);
+    g.by_tiles(bb, t, c);
+    g.by_tiles_q(tp, tq, t);
+    pp0 = tp * Cfg::kTileP;
+    qq0 = tq * kTileQ;
+  };
+  item_origin(work, b, p0, q0);
   const int foot_pq = g.foot_p * kPitch;
 
   // This CTA's output planes along R: all of them (r_split == 1) or one part of a cluster.
@@ -101,15 +114,27 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   // sBar[s], which completes once per plane it receives.
   uint64_t* sBar = reinterpret_cast<uint64_t*>(smem + g.off_bars);  // (kSlots)
   constexpr bool tma = Cfg::kTma;
-  auto load_tma = [&](int s, int r) {  // thread 0 only
+  // Plane r of the item at (bb, pp0, qq0) into slot s.
+  auto load_tma_at = [&](int s, int r, int bb, int pp0, int qq0) {  // thread 0 only
     const uint32_t bytes = uint32_t(sizeof(Element)) * ring.elems;
     cutlass::arch::ClusterTransactionBarrier::arrive_and_expect_tx(&sBar[s], bytes);
     cute::SM90_TMA_LOAD_5D::copy(&tma_x, &sBar[s], uint64_t(cute::TMA::CacheHintSm90::EVICT_NORMAL),
-                                 ring.slot(s), q0, p0, r, 0, b);
+                                 ring.slot(s), qq0, pp0, r, 0, bb);
   };
-  // Waits until plane i (ring slot (i - i_begin) % kSlots) has landed.
+  auto load_tma = [&](int s, int r) { load_tma_at(s, r, b, p0, q0); };
+  // Every item loads its planes from slot 0 on, so slot s completes a phase per plane: its
+  // parity at an item's start is bit s of item_phase, which flips by item_flip per item
+  // (the planes slot s receives in one item, odd or even).
+  uint32_t item_phase = 0, item_flip = 0;
+  CUTE_UNROLL
+  for (int s = 0; s < kSlots; ++s) {
+    const int planes_s = i_end - i_begin > s ? (i_end - i_begin - 1 - s) / kSlots + 1 : 0;
+    item_flip |= uint32_t(planes_s & 1) << s;
+  }
+  // Waits until plane i (ring slot s = (i - i_begin) % kSlots, compile-time) has landed.
   auto wait_tma = [&](int s, int i) {
-    cutlass::arch::ClusterBarrier::wait(&sBar[s], uint32_t((i - i_begin) / kSlots) & 1u);
+    const uint32_t parity = (uint32_t((i - i_begin) / kSlots) ^ (item_phase >> s)) & 1u;
+    cutlass::arch::ClusterBarrier::wait(&sBar[s], parity);
   };
   // K in one chunk: the weights' first round of global loads (and the bias load) goes out
   // before the footprint table is built, so that its latency overlaps that work (session 14
@@ -439,127 +464,148 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     store_next(u_c, i);
   };
 
-  if constexpr (Cfg::kIssueFirst) {  // plane i_begin ready and gathered before the loop
-    if constexpr (tma) wait_tma(0, i_begin);
-    cp_async_wait<kPrefetch>();
-    __syncthreads();
-    gather_fast(tCrA[0], slot_of(0));
-  }
+  for (;;) {  // work items (one unless the grid is persistent)
+    if constexpr (Cfg::kIssueFirst) {  // plane i_begin ready and gathered before the loop
+      if constexpr (tma) wait_tma(0, i_begin);
+      cp_async_wait<kPrefetch>();
+      __syncthreads();
+      gather_fast(tCrA[0], slot_of(0));
+    }
 
-  {  // the plane loop: whole periods of kSlots planes, then the partial last one
-    int i0 = i_begin;
-    for (; i0 + kSlots <= i_end; i0 += kSlots) {
+    {  // the plane loop: whole periods of kSlots planes, then the partial last one
+      int i0 = i_begin;
+      for (; i0 + kSlots <= i_end; i0 += kSlots) {
+        [&]<int... U>(cute::integer_sequence<int, U...>) __attribute__((always_inline)) {
+          (step(Int<U>{}, i0 + U, cute::false_type{}), ...);
+        }(cute::make_integer_sequence<int, kSlots>{});
+      }
       [&]<int... U>(cute::integer_sequence<int, U...>) __attribute__((always_inline)) {
-        (step(Int<U>{}, i0 + U, cute::false_type{}), ...);
+        ((i0 + U < i_end ? step(Int<U>{}, i0 + U, cute::true_type{}) : void()), ...);
       }(cute::make_integer_sequence<int, kSlots>{});
     }
-    [&]<int... U>(cute::integer_sequence<int, U...>) __attribute__((always_inline)) {
-      ((i0 + U < i_end ? step(Int<U>{}, i0 + U, cute::true_type{}) : void()), ...);
-    }(cute::make_integer_sequence<int, kSlots>{});
-  }
-  warpgroup_wait<0>();
-  cp_async_wait<0>();
-  if constexpr (!Cfg::kRetireEachPlane) {  // the last output plane, in the accumulator of its position in the period
-    const int d_last = d_end - 1;
-    const int j_last = (d_last - i_begin) % kAcc;
-    CUTE_UNROLL
-    for (int j = 0; j < kAcc; ++j)
-      if (j == j_last) fold(acc[j], d_last);
-  }
-
-  // ---- R split: R rank 0 merges the partial (min, argmin) of ranks 1.. in order ---------
-  if (g.r_split > 1) {
-    float* sRedMin = reinterpret_cast<float*>(smem + g.off_red);    // (kVals, kThreads)
-    int* sRedArg = reinterpret_cast<int*>(sRedMin + kVals * Cfg::kThreads);
-    CUTE_UNROLL
-    for (int v = 0; v < kVals; ++v) {
-      sRedMin[v * Cfg::kThreads + tid] = tCrMin(v);
-      sRedArg[v * Cfg::kThreads + tid] = tCrArg(v);
+    warpgroup_wait<0>();
+    cp_async_wait<0>();
+    if constexpr (!Cfg::kRetireEachPlane) {  // the last output plane, in the accumulator of its position in the period
+      const int d_last = d_end - 1;
+      const int j_last = (d_last - i_begin) % kAcc;
+      CUTE_UNROLL
+      for (int j = 0; j < kAcc; ++j)
+        if (j == j_last) fold(acc[j], d_last);
     }
-    cute::cluster_sync();  // every rank's partials are written
-    if (r_rank == 0) {
-      auto cluster = cooperative_groups::this_cluster();
-      for (int r = 1; r < g.r_split; ++r) {
-        const float* peer_min = cluster.map_shared_rank(sRedMin, rank + r);
-        const int* peer_arg = cluster.map_shared_rank(sRedArg, rank + r);
+
+    // ---- R split: R rank 0 merges the partial (min, argmin) of ranks 1.. in order ---------
+    if (g.r_split > 1) {
+      float* sRedMin = reinterpret_cast<float*>(smem + g.off_red);    // (kVals, kThreads)
+      int* sRedArg = reinterpret_cast<int*>(sRedMin + kVals * Cfg::kThreads);
+      CUTE_UNROLL
+      for (int v = 0; v < kVals; ++v) {
+        sRedMin[v * Cfg::kThreads + tid] = tCrMin(v);
+        sRedArg[v * Cfg::kThreads + tid] = tCrArg(v);
+      }
+      cute::cluster_sync();  // every rank's partials are written
+      if (r_rank == 0) {
+        auto cluster = cooperative_groups::this_cluster();
+        for (int r = 1; r < g.r_split; ++r) {
+          const float* peer_min = cluster.map_shared_rank(sRedMin, rank + r);
+          const int* peer_arg = cluster.map_shared_rank(sRedArg, rank + r);
+          CUTE_UNROLL
+          for (int v = 0; v < kVals; ++v)
+            min_update(tCrMin(v), tCrArg(v), peer_min[v * Cfg::kThreads + tid], peer_arg[v * Cfg::kThreads + tid]);
+        }
+      }
+    }
+
+    // ---- epilogue: softmax over the channels of each position (one quad holds a row) ------
+    // Values v and v^1 are columns 2t, 2t+1 of one row; v / 2 % 2 picks row g or g + 8. All
+    // of a thread's values lie in one output row pp (rows g and g + 8 of the warp's 16).
+    // (R ranks other than 0 run it on partial mins and write nothing: they only take part
+    // in the cluster barriers.)
+    // With a channel split, a row's max and sum combine the groups' in group order (the same
+    // float sum in every CTA): each group's R rank 0 publishes its rows in sXch.
+    float* sXch = reinterpret_cast<float*>(smem + g.off_xch);  // (64 rows, max | sum)
+    auto combine_groups = [&](float (&v)[2], int half, auto op) {
+      if (r_rank == 0 && tid % 4 == 0) {
         CUTE_UNROLL
-        for (int v = 0; v < kVals; ++v)
-          min_update(tCrMin(v), tCrArg(v), peer_min[v * Cfg::kThreads + tid], peer_arg[v * Cfg::kThreads + tid]);
+        for (int h = 0; h < 2; ++h) sXch[half * 64 + get<0>(tCcC(2 * h))] = v[h];
       }
-    }
-  }
-
-  // ---- epilogue: softmax over the channels of each position (one quad holds a row) ------
-  // Values v and v^1 are columns 2t, 2t+1 of one row; v / 2 % 2 picks row g or g + 8. All
-  // of a thread's values lie in one output row pp (rows g and g + 8 of the warp's 16).
-  // (R ranks other than 0 run it on partial mins and write nothing: they only take part
-  // in the cluster barriers.)
-  // With a channel split, a row's max and sum combine the groups' in group order (the same
-  // float sum in every CTA): each group's R rank 0 publishes its rows in sXch.
-  float* sXch = reinterpret_cast<float*>(smem + g.off_xch);  // (64 rows, max | sum)
-  auto combine_groups = [&](float (&v)[2], int half, auto op) {
-    if (r_rank == 0 && tid % 4 == 0) {
-      CUTE_UNROLL
-      for (int h = 0; h < 2; ++h) sXch[half * 64 + get<0>(tCcC(2 * h))] = v[h];
-    }
-    cute::cluster_sync();  // every group's rows are published
-    if (r_rank == 0) {
-      auto cluster = cooperative_groups::this_cluster();
-      CUTE_UNROLL
-      for (int h = 0; h < 2; ++h) {
-        const int row = half * 64 + get<0>(tCcC(2 * h));
-        v[h] = cluster.map_shared_rank(sXch, 0)[row];
-        for (int j = 1; j < g.n_split; ++j) v[h] = op(v[h], cluster.map_shared_rank(sXch, j * g.r_split)[row]);
+      cute::cluster_sync();  // every group's rows are published
+      if (r_rank == 0) {
+        auto cluster = cooperative_groups::this_cluster();
+        CUTE_UNROLL
+        for (int h = 0; h < 2; ++h) {
+          const int row = half * 64 + get<0>(tCcC(2 * h));
+          v[h] = cluster.map_shared_rank(sXch, 0)[row];
+          for (int j = 1; j < g.n_split; ++j) v[h] = op(v[h], cluster.map_shared_rank(sXch, j * g.r_split)[row]);
+        }
       }
+    };
+    if (!bias_per_plane) {
+      CUTE_UNROLL
+      for (int v = 0; v < kVals; ++v) tCrMin(v) += sBias[get<1>(tCcC(v))];
     }
-  };
-  if (!bias_per_plane) {
+    float row_max[2] = {-INFINITY, -INFINITY};
     CUTE_UNROLL
-    for (int v = 0; v < kVals; ++v) tCrMin(v) += sBias[get<1>(tCcC(v))];
-  }
-  float row_max[2] = {-INFINITY, -INFINITY};
-  CUTE_UNROLL
-  for (int v = 0; v < kVals; ++v)
-    if (get<1>(tCcC(v)) < c_here) row_max[(v / 2) % 2] = nan_max(row_max[(v / 2) % 2], tCrMin(v));
-  float row_sum[2] = {0.0f, 0.0f};
-  CUTE_UNROLL
-  for (int h = 0; h < 2; ++h)
-    for (int off = 1; off <= 2; off <<= 1)
-      row_max[h] = nan_max(row_max[h], __shfl_xor_sync(0xffffffffu, row_max[h], off));
-  if (g.n_split > 1) combine_groups(row_max, 0, [](float a, float b) { return nan_max(a, b); });
-  CUTE_UNROLL
-  for (int v = 0; v < kVals; ++v) {
-    const float e = expf(tCrMin(v) - row_max[(v / 2) % 2]);
-    tCrMin(v) = e;
-    if (get<1>(tCcC(v)) < c_here) row_sum[(v / 2) % 2] += e;
-  }
-  CUTE_UNROLL
-  for (int h = 0; h < 2; ++h)
-    for (int off = 1; off <= 2; off <<= 1)
-      row_sum[h] += __shfl_xor_sync(0xffffffffu, row_sum[h], off);
-  if (g.n_split > 1) combine_groups(row_sum, 1, [](float a, float b) { return a + b; });
-  if (cluster_ctas > 1) cute::cluster_sync();  // the peers are done with this shared memory
-  if (r_rank != 0) return;
-  const float row_inv[2] = {1.0f / row_sum[0], 1.0f / row_sum[1]};
-
-  // y at this thread's first (n, pp, qq); every value is a static channel / row offset away.
-  const int mC0 = get<0>(tCcC(0)), nC0 = get<1>(tCcC(0));  // row g: g + 8 < kTileQ
-  const int pp = p0 + mC0 / kTileQ, qq0 = q0 + mC0 % kTileQ;
-  const int64_t plane_out = int64_t(p.p_out) * p.q_out;
-  const int64_t off0 = (int64_t(b) * p.c_out + n0 + nC0) * plane_out + int64_t(pp) * p.q_out + qq0;
-  Element* y = static_cast<Element*>(p.y) + off0;
-  int32_t* arg = track_argmin ? p.argmin + off0 : nullptr;
-  if (pp < p.p_out) {
+    for (int v = 0; v < kVals; ++v)
+      if (get<1>(tCcC(v)) < c_here) row_max[(v / 2) % 2] = nan_max(row_max[(v / 2) % 2], tCrMin(v));
+    float row_sum[2] = {0.0f, 0.0f};
+    CUTE_UNROLL
+    for (int h = 0; h < 2; ++h)
+      for (int off = 1; off <= 2; off <<= 1)
+        row_max[h] = nan_max(row_max[h], __shfl_xor_sync(0xffffffffu, row_max[h], off));
+    if (g.n_split > 1) combine_groups(row_max, 0, [](float a, float b) { return nan_max(a, b); });
     CUTE_UNROLL
     for (int v = 0; v < kVals; ++v) {
-      const int dm = get<0>(tCcC(v)) - mC0, n = get<1>(tCcC(v));
-      if (n < c_here && qq0 + dm < p.q_out) {
-        const int64_t off = (n - nC0) * plane_out + dm;
-        y[off] = Element(tCrMin(v) * row_inv[(v / 2) % 2]);
-        if (track_argmin) arg[off] = tCrArg(v);
+      const float e = expf(tCrMin(v) - row_max[(v / 2) % 2]);
+      tCrMin(v) = e;
+      if (get<1>(tCcC(v)) < c_here) row_sum[(v / 2) % 2] += e;
+    }
+    CUTE_UNROLL
+    for (int h = 0; h < 2; ++h)
+      for (int off = 1; off <= 2; off <<= 1)
+        row_sum[h] += __shfl_xor_sync(0xffffffffu, row_sum[h], off);
+    if (g.n_split > 1) combine_groups(row_sum, 1, [](float a, float b) { return a + b; });
+    if (cluster_ctas > 1) cute::cluster_sync();  // the peers are done with this shared memory
+    if (r_rank != 0) return;
+    // The next item's first planes load while this one's results are written: every thread is
+    // done with the ring (the barrier), so thread 0 refills slots 0.. at once.
+    const int next = work + int(gridDim.x);
+    const bool has_next = tma && next < g.work_items;
+    int next_b = 0, next_p0 = 0, next_q0 = 0;
+    if (has_next) {
+      item_origin(next, next_b, next_p0, next_q0);
+      __syncthreads();
+      if (tid == 0) {
+        CUTE_UNROLL
+        for (int s = 0; s < kLead + kPrefetch; ++s)
+          if (i_begin + s < i_end) load_tma_at(s, i_begin + s, next_b, next_p0, next_q0);
       }
     }
-  }
+    const float row_inv[2] = {1.0f / row_sum[0], 1.0f / row_sum[1]};
+
+    // y at this thread's first (n, pp, qq); every value is a static channel / row offset away.
+    const int mC0 = get<0>(tCcC(0)), nC0 = get<1>(tCcC(0));  // row g: g + 8 < kTileQ
+    const int pp = p0 + mC0 / kTileQ, qq0 = q0 + mC0 % kTileQ;
+    const int64_t plane_out = int64_t(p.p_out) * p.q_out;
+    const int64_t off0 = (int64_t(b) * p.c_out + n0 + nC0) * plane_out + int64_t(pp) * p.q_out + qq0;
+    Element* y = static_cast<Element*>(p.y) + off0;
+    int32_t* arg = track_argmin ? p.argmin + off0 : nullptr;
+    if (pp < p.p_out) {
+      CUTE_UNROLL
+      for (int v = 0; v < kVals; ++v) {
+        const int dm = get<0>(tCcC(v)) - mC0, n = get<1>(tCcC(v));
+        if (n < c_here && qq0 + dm < p.q_out) {
+          const int64_t off = (n - nC0) * plane_out + dm;
+          y[off] = Element(tCrMin(v) * row_inv[(v / 2) % 2]);
+          if (track_argmin) arg[off] = tCrArg(v);
+        }
+      }
+    }
+    if (!has_next) break;
+    work = next, b = next_b, p0 = next_p0, q0 = next_q0;
+    item_phase ^= item_flip;
+    fill(tCrMin, INFINITY);
+    fill(tCrArg, 0);
+  }  // work items
 #endif
 }
 
