@@ -1,6 +1,9 @@
 # Copies the Hopper kernel and config into DIR (argument) with the ablation switches (LAB_*)
 # patched in; kernel_lab.cu compiled with -I DIR before -I cpp then times the patched kernel.
 # Each switch removes one part of the kernel (results are then wrong, only the time counts).
+# Since v33 the TMA kernels run persistent CTAs past one wave (several items each): there
+# LAB_NOEPI returns after a CTA's first item and LAB_NOLOOP leaves the next item's TMA loads
+# unwaited, so time those two on grids of one wave (or on the v32 code, as session 17 did).
 import os
 import sys
 out = sys.argv[1]
