@@ -306,11 +306,14 @@ def _misaligned_copy(x):
 # Inputs the wgmma kernels load by TMA (unit stride along Q, rows and base 16-byte aligned:
 # W a multiple of 8 covers bfloat16 too; k_r != 5): odd sizes otherwise, extent-1 batch and
 # channel axes, an R split, a channel split (C_out = 40, 64), K in chunks (K = 45, 144).
+# "highest" loads by TMA only past one wave of tiles (WidthKernels::tma_candidate): the last
+# shape has 320 tiles (2 channel groups; an H200 holds 264 3xTF32 CTAs at once).
 TMA_SHAPES = [
     (3, 3, 24, 11, 13, 24, 3, 3, 3),
     (1, 1, 7, 5, 9, 8, 2, 3, 3),
     (2, 5, 40, 7, 10, 16, 3, 3, 3),
     (1, 16, 64, 6, 20, 24, 3, 3, 3),
+    (160, 3, 40, 5, 6, 16, 3, 3, 3),
 ]
 
 

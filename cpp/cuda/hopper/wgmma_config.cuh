@@ -117,9 +117,15 @@ struct WgmmaConfig {
   // bounds its one-chunk kernels spill (local ptxas, nvcc 13.0: TF32 N = 24 64 B at 168, bf16
   // N = 24 320 B at 128, TF32 N = 32 retiring 1260 B at 128). 3xTF32 stays at 2 (255
   // registers); at k_r = 5 it gathers in chunks (WidthKernels::kHasKR5).
+  // Float32 data with 16-bit operands by TMA at N = 24 (autocast) also fits 128 (v34: 127
+  // registers until v33's item loop took it to 162, 3 per SM; capped at 128 no spill at k_r = 1
+  // and 3, 4 B at 2; lab, H200: reference 64.0 -> 55.1 µs, B = 1024 426 -> 381, B = 1 equal).
   static constexpr int kMinBlocks =
       kSplit3x ? 2
-               : ((kN <= 16 || (sizeof(Element) == 2 && kN <= 24) || kRetireEachPlane) ? 4 : 3) -
+               : ((kN <= 16 || (sizeof(ValA) == 2 && kN <= 24 && (sizeof(Element) == 2 || kTma)) ||
+                   kRetireEachPlane)
+                      ? 4
+                      : 3) -
                      (kKR_ >= 4 ? 1 : 0);
   // Largest R split. Measured on the H200 (B=1 reference, TF32): 10.4 µs at 4, 12.1 at 8
   // (each CTA reads k_r - 1 extra planes; more, shorter CTAs cost more).

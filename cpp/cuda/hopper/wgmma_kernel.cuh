@@ -71,19 +71,21 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   // Work item = one CTA's share of a tile: blockIdx.x, and with a persistent grid (TMA
   // kernels without clusters, more items than one wave holds) every gridDim.x-th after it.
   int work = int(blockIdx.x);
-  int cta, rank, n_rank, r_rank;
-  g.by_cluster(cta, rank, work);  // rank == block_rank_in_cluster(), the same for every item
-  g.by_r_split(n_rank, r_rank, rank);
-  int b, p0, q0;  // the item's batch index and first output row / column
+  // An item's batch index and first output row / column; returns its rank in the cluster.
   auto item_origin = [&](int item, int& bb, int& pp0, int& qq0) {
-    int c, unused, t, tp, tq;
-    g.by_cluster(c, unused, item);
+    int c, rk, t, tp, tq;
+    g.by_cluster(c, rk, item);
     g.by_tiles(bb, t, c);
     g.by_tiles_q(tp, tq, t);
     pp0 = tp * Cfg::kTileP;
     qq0 = tq * kTileQ;
+    return rk;
   };
-  item_origin(work, b, p0, q0);
+  int b, p0, q0;
+  // rank == block_rank_in_cluster(), the same for every item (persistent grids have no clusters)
+  const int rank = item_origin(work, b, p0, q0);
+  int n_rank, r_rank;
+  g.by_r_split(n_rank, r_rank, rank);
   const int foot_pq = g.foot_p * kPitch;
 
   // This CTA's output planes along R: all of them (r_split == 1) or one part of a cluster.

@@ -105,8 +105,9 @@ bool x_tensor_map(const Params& p, cute::TmaDescriptor* map) {
 template <class Cfg>
 int persistent_grid(const WgGeometry& g) {
   if (!Cfg::kTma || g.n_split * g.r_split != 1) return g.work_items;
-  int per_sm = 0;
   const int sms = sm_count();
+  if (g.work_items <= sms) return g.work_items;  // one wave at any occupancy: no query
+  int per_sm = 0;
   if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, wgmma_conv_min_softmax_kernel<Cfg>, Cfg::kThreads,
                                                     g.smem_bytes) != cudaSuccess ||
       per_sm <= 0 || sms <= 0) {
@@ -171,9 +172,17 @@ struct WidthKernels {
   using AnyTma = Cfg<1, true, 0, false, true>;  // the TMA box and its checks do not depend on k_r or K
 
   // Whether p's planes can load by TMA: x fits (tma_fits) and k_r != 5 (its kernels, the
-  // slowest to compile, come with the cp.async ring only).
+  // slowest to compile, come with the cp.async ring only). 3xTF32 also needs more tiles than
+  // one wave holds: there its TMA kernel's item loop (v33) costs more than TMA gains (v35 lab,
+  // H200, reference shape, µs TMA / cp.async: B = 1 16.2 / 14.5, B = 8 26.3 / 25.4, B = 128
+  // 204.4 / 231.7; TF32 and bf16 gain by TMA at every batch).
   static bool tma_candidate(const Params& p) {
-    return p.k_r != 5 && tma_fits<AnyTma>(p, AnyTma::kTileP + p.k_p - 1);
+    if (p.k_r == 5 || !tma_fits<AnyTma>(p, AnyTma::kTileP + p.k_p - 1)) return false;
+    if constexpr (T::kSplit3x) {
+      const int sms = sm_count();
+      return tile_ctas(p, make_wg_geometry<AnyTma>(p, sms)) > 1LL * AnyTma::kMinBlocks * sms;
+    }
+    return true;
   }
   // TF32 K in chunks also comes in chunks of 3 k-steps (24 K). Measured on the H200 (lab,
   // session 9): at equal padding 3 beat 2 by 2-5% (fewer chunks), with more padding they lost
