@@ -332,14 +332,15 @@ def _persistent_batch(waves, tiles_per_index):
     """A batch whose work items (tiles) fill `waves` waves of 4 CTAs per SM: past one wave the
     TMA kernels run one wave of persistent CTAs, each taking several items in turn
     (wgmma_launch.cuh, persistent_grid). 1.3 waves keep TF32's 3-per-SM kernel (the same
-    two waves either way); 1.9 take the retiring 4-per-SM one (two waves instead of three)."""
+    two waves either way); 1.9 take the retiring 4-per-SM one (two waves instead of three).
+    16-bit data (C_out = 20: N = 24) takes its retiring 5-per-SM kernel at both."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     return int(waves * 4 * sms / tiles_per_index) + 1
 
 
 # (B, 3, 20, 9, 30, 32) with k = 3 along dim 2: 28 x 30 outputs per plane, 7 x 2 tiles of 4 x 16.
 @pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
-@pytest.mark.parametrize("mode", ["highest", "high", "bf16"])
+@pytest.mark.parametrize("mode", ["highest", "high", "bf16", "fp16"])
 @pytest.mark.parametrize("waves", [1.3, 1.9])
 def test_persistent_ctas_take_several_items(waves, mode):
     shape = (_persistent_batch(waves, 14), 3, 20, 9, 30, 32, 3, 3, 3)

@@ -60,10 +60,13 @@ struct WgmmaConfig {
   // TMA rounded up to 16 bytes (24 16-bit elements).
   static constexpr int kRowPitch =
       kTma ? round_up(kTileQ + kMaxKQ - 1, 16 / int(sizeof(Element_))) : kTileQ + kMaxKQ - 1;
-  // kRetireEachPlane (TF32 one chunk): a step retires its plane's wgmmas before folding the
-  // output plane they complete and gathering the next plane into the one A buffer, so kKR
-  // accumulators and one A buffer suffice (fewer registers, more CTAs per SM).
-  static constexpr bool kRetireEachPlane = kRetire_ && kOneChunk_ && sizeof(ValA_) == 4 && !kSplit3x_;
+  // kRetireEachPlane (TF32 one chunk; 16-bit data at N = 24, k_r = 3 by TMA): a step retires
+  // its plane's wgmmas before folding the output plane they complete and gathering the next
+  // plane into the one A buffer, so kKR accumulators and one A buffer suffice (fewer
+  // registers, more CTAs per SM).
+  static constexpr bool kRetire16 = sizeof(ValA_) == 2 && sizeof(Element_) == 2 && kN_ == 24 && kKR_ == 3 && kTma_;
+  static constexpr bool kRetireEachPlane =
+      kRetire_ && kOneChunk_ && !kSplit3x_ && (sizeof(ValA_) == 4 || kRetire16);
   // Output planes in flight: the kKR a plane feeds plus the one being folded meanwhile.
   static constexpr int kAccSlots = kRetireEachPlane ? kKR : kKR + 1;
   static constexpr int kBlockK = 32 / int(sizeof(ValA));  // 8 (TF32) or 16 (16-bit): 32 B of K
@@ -83,8 +86,9 @@ struct WgmmaConfig {
   // ahead); or the plane's gather first. Measured on the H200: TF32 gains issuing first
   // (N = 32: 105.9 -> 96.4 µs at C_out = 32, 211.5 -> 196.4 at 64; N = 16 73.1 -> 71.3; the
   // reference equal); 16-bit operands lose (bf16 reference 83.0 -> 90.8, autocast 87.4 ->
-  // 90.3) and so does 3xTF32 with its one A buffer (C_out = 64: 514.1 -> 555.3).
-  static constexpr bool kIssueFirst = kOneChunk && sizeof(ValA) == 4 && !kSplit3x;
+  // 90.3) and so does 3xTF32 with its one A buffer (C_out = 64: 514.1 -> 555.3). A retiring
+  // kernel always issues first (its one A buffer holds the next plane at the step's end).
+  static constexpr bool kIssueFirst = kOneChunk && !kSplit3x && (sizeof(ValA) == 4 || kRetireEachPlane);
   static constexpr int kLead = kIssueFirst ? 1 : 0;  // step i's barrier readies plane i + kLead
   // Ring slots: at step i, the plane the slowest warp may still gather (i - 1 + kLead), the
   // one the step's barrier readies (i + kLead) and kPrefetch in flight, so that one barrier
@@ -120,8 +124,11 @@ struct WgmmaConfig {
   // Float32 data with 16-bit operands by TMA at N = 24 (autocast) also fits 128 (v34: 127
   // registers until v33's item loop took it to 162, 3 per SM; capped at 128 no spill at k_r = 1
   // and 3, 4 B at 2; lab, H200: reference 64.0 -> 55.1 µs, B = 1024 426 -> 381, B = 1 equal).
+  // 16-bit retiring (v36): 5 per SM, 96 registers with 68 B spilled (at 4 per SM it gained
+  // only 2-3%: bf16 reference 52.35 -> 51.46 µs, at 5 49.75; B = 1024 358.3 -> 347.6 / 335.5).
   static constexpr int kMinBlocks =
       kSplit3x ? 2
+               : (kRetireEachPlane && sizeof(ValA) == 2) ? 5
                : ((kN <= 16 || (sizeof(ValA) == 2 && kN <= 24 && (sizeof(Element) == 2 || kTma)) ||
                    kRetireEachPlane)
                       ? 4

@@ -196,6 +196,18 @@ struct WidthKernels {
   // 34.5 / 38.3; 64, 1024: 46.4 / 43.1; 128: 92.4 / 86.3; 1024: 640.5 / 619.6; N = 32 alike.
   // N = 16 runs 4 per SM already and loses to it at every size.
   static constexpr bool kRetireKernels = Cfg<1, true, 0, true>::kRetireEachPlane && N >= 24;
+  // 16-bit data at N = 24 and k_r = 3 by TMA also comes retiring (5 CTAs per SM instead of
+  // 4), taken for persistent grids (more tiles than one wave at 4 per SM). Measured on the
+  // H200 (lab, v36, bf16, reference shape by batch, µs 4 per SM / retiring 5 per SM): 128:
+  // 52.35 / 49.75, 1024: 358.3 / 335.5; one wave: 8: 14.37 / 14.10, 1: 10.89 / 11.19.
+  using Retire16 = Cfg<3, true, 0, true, true>;
+  static constexpr bool kRetire16Kernels = Retire16::kRetireEachPlane && Retire16::kRetire16;
+  static bool retire16_pays(const Params& p) {
+    using Keep = Cfg<3, true, 0, false, true>;
+    const int sms = sm_count();
+    const WgGeometry g = make_wg_geometry<Keep>(p, sms);
+    return g.n_split == 1 && tile_ctas(p, g) > 1LL * Keep::kMinBlocks * sms;
+  }
   static bool retire_pays(const Params& p) {
     const long long sms = sm_count();
     if (sms <= 0) return false;
@@ -242,6 +254,9 @@ struct WidthKernels {
     if (k_plane <= Any::kOneChunkK && (!kr5 || kHasKR5<true, 0>)) {
       if constexpr (kRetireKernels) {
         if (retire_pays(p)) return with_kr<true, 0, true, kTma>(p.k_r, f);
+      }
+      if constexpr (kTma && kRetire16Kernels) {
+        if (p.k_r == 3 && retire16_pays(p)) return f(Retire16{});
       }
       return with_kr<true, 0, false, kTma>(p.k_r, f);
     }
