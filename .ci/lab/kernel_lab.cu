@@ -61,7 +61,7 @@ using namespace fusedconv::fused;
 #define LAB_CHUNK 0  // k-steps per chunk of K in chunks (0: the config's default)
 #endif
 #ifndef LAB_RETIRE
-#define LAB_RETIRE 0  // WgmmaConfig's kRetire_ (TF32 one chunk: each plane retires in its step)
+#define LAB_RETIRE 0  // kRetire_ (TF32 one chunk; 16-bit N = 24, k_r = 3, TMA): planes retire in their step
 #endif
 #ifndef LAB_TMA
 #define LAB_TMA 0  // WgmmaConfig's kTma_ (planes by TMA; the inputs must fit it)
