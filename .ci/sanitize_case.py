@@ -14,6 +14,15 @@ cases = [  # (B, C_in, C_out, D, H, W, kD, kH, kW)
     (2, 3, 24, 6, 34, 130, 3, 3, 3),  # dim 2: 128 tiles (an H200 has 132 SMs): R split in two, two per SM
     (2, 3, 24, 6, 11, 24, 3, 3, 3),  # dim 2: the TMA kernels (W = 24: 16-byte rows)
 ]
+
+
+def autocast_path(x, wt, b, dim):
+    """Runs the autocast kernel (float32 data, bfloat16 operands); returns its path."""
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        torch.ops.fusedconv.forward(x, wt, b, dim)
+        return torch.ops.fusedconv.kernel_path(x, wt, b, dim)
+
+
 for shape in cases:
     bsz, cin, cout, d, h, w, kd, kh, kw = shape
     for dtype, prec in modes:
@@ -27,16 +36,15 @@ for shape in cases:
             if hasattr(torch.ops.fusedconv, "backward") and dtype == torch.float32:
                 xs = [t.clone().requires_grad_() for t in (x, wt, b)]
                 torch.ops.fusedconv.forward(*xs, dim).sum().backward()
-            if dtype == torch.float32 and prec == "high":  # the autocast kernel (float32 data)
-                with torch.autocast("cuda", dtype=torch.bfloat16):
-                    path += " | autocast " + torch.ops.fusedconv.kernel_path(x, wt, b, dim)
-                    torch.ops.fusedconv.forward(x, wt, b, dim)
+            if dtype == torch.float32 and prec == "high":
+                path += " | autocast " + autocast_path(x, wt, b, dim)
             torch.cuda.synchronize()
             print(shape, dtype, prec, dim, path, tuple(y.shape), flush=True)
 # Large grids, with the argmin (backward) too: TF32 where the retiring kernel takes fewer
 # waves than the other at their CTAs per SM (an H200: 421 CTAs, 3 vs 4 per SM; k_r = 5: 300
 # CTAs, 2 vs 3); 600 TMA work items (W = 8: 16-byte rows), more than one wave, so persistent
-# CTAs that take several items each, in every mode.
+# CTAs that take several items each, in every mode (16-bit operands, autocast too: retiring, 5
+# per SM).
 for x_shape, w_shape, dims, grid_modes in (((421, 2, 4, 6, 7), (21, 2, 3, 3, 3), (2, 4), modes[1:2]),
                                            ((300, 2, 6, 6, 7), (21, 2, 5, 3, 3), (2,), modes[1:2]),
                                            ((600, 2, 4, 6, 8), (21, 2, 3, 3, 3), (2,), modes)):
@@ -50,6 +58,9 @@ for x_shape, w_shape, dims, grid_modes in (((421, 2, 4, 6, 7), (21, 2, 3, 3, 3),
             y = torch.ops.fusedconv.forward(*xs, dim)
             if dtype == torch.float32:
                 y.sum().backward()
+            path = torch.ops.fusedconv.kernel_path(x, wt, b, dim)
+            if dtype == torch.float32 and prec == "high" and x_shape[0] == 600:
+                path += " | autocast " + autocast_path(x, wt, b, dim)
             torch.cuda.synchronize()
-            print("large grid", x_shape, dtype, prec, dim, torch.ops.fusedconv.kernel_path(x, wt, b, dim), flush=True)
+            print("large grid", x_shape, dtype, prec, dim, path, flush=True)
 print("sanitize_case: done")

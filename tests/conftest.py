@@ -150,6 +150,29 @@ def make_inputs_without_near_ties(
     raise AssertionError("no random inputs without near-ties in 100 draws")
 
 
+def misaligned_copy(x):
+    """x's values at a base that is not 16-byte aligned: the cp.async kernels (one CTA per
+    work item) run instead of the TMA ones."""
+    storage = torch.empty(x.numel() + 1, device=x.device, dtype=x.dtype)
+    x_copied = storage[1:].view_as(x)
+    x_copied.copy_(x)
+    assert x_copied.data_ptr() % 16 != 0
+    return x_copied
+
+
+def persistent_batch(waves, tiles_per_index):
+    """A batch whose work items (tiles) fill `waves` waves of 4 CTAs per SM: past one wave the
+    TMA kernels run one wave of persistent CTAs, each taking several items in turn
+    (wgmma_launch.cuh, persistent_grid). 1.3 waves keep TF32's 3-per-SM kernel (the same
+    two waves either way); 1.9 take the retiring 4-per-SM one (two waves instead of three).
+    2.2 waves take it too (three rounds either way: from three, the fourth CTA per SM wins).
+    16-bit operands (C_out = 20: N = 24; bf16, fp16 and autocast) take their retiring 5-per-SM
+    kernel at 2.2 waves (three rounds of items at 4 per SM, two at 5), not at 1.3 or 1.9 (two
+    rounds either way; wgmma_launch.cuh, retire_pays and retire16_pays)."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    return int(waves * 4 * sms / tiles_per_index) + 1
+
+
 float32_precision = float32_matmul_precision  # the package's own scoped setter
 
 

@@ -16,6 +16,8 @@ from conftest import (
     DEVICES,
     assert_nonfinite_match,
     make_inputs,
+    misaligned_copy,
+    persistent_batch,
     reference,
     rel_err,
     rel_tol,
@@ -151,6 +153,22 @@ def test_fused_autocast_nonfinite_and_determinism(low):
     assert torch.equal(torch.isnan(ours), torch.isnan(again)) and torch.equal(
         ours.nan_to_num(), again.nan_to_num())
     assert assert_nonfinite_match(ours, by_hand) <= rel_tol(low)
+
+
+@pytest.mark.skipif(not _hopper(), reason="needs a compute capability 9.0 GPU")
+@pytest.mark.parametrize("low", LOW_DTYPES, ids=["bf16", "fp16"])
+@pytest.mark.parametrize("waves", [1.3, 2.2])
+def test_fused_autocast_on_persistent_grids(waves, low):
+    """Float32 data past one wave of tiles: persistent CTAs of the 4-per-SM kernel (1.3
+    waves) and of the retiring 5-per-SM one (2.2; conftest.persistent_batch). Within the
+    16-bit bound of float64 on the cast inputs, and bitwise what the cp.async kernel (one CTA
+    per tile) gives for the same values."""
+    x, w, b = make_inputs((persistent_batch(waves, 14), 3, 20, 9, 30, 32, 3, 3, 3), device="cuda")
+    with torch.autocast("cuda", dtype=low):
+        assert _fused_autocast(fusedconv.kernel_path(x, w, b))
+        ours, one_per_tile = _op(x, w, b), _op(misaligned_copy(x), w, b)
+    assert rel_err(ours, reference(x.to(low), w.to(low), b.to(low))) <= rel_tol(low)
+    assert torch.equal(ours, one_per_tile)
 
 
 @requires_cuda

@@ -15,6 +15,8 @@ from conftest import (
     float32_precision,
     make_inputs,
     make_inputs_without_near_ties,
+    misaligned_copy,
+    persistent_batch,
     reference,
     rel_err,
 )
@@ -293,16 +295,6 @@ def test_strided_inputs_without_copies(layout, mode):
         _check(mode, x, w, b, dim)
 
 
-def _misaligned_copy(x):
-    """x's values at a base that is not 16-byte aligned: the cp.async kernels (one CTA per
-    work item) run instead of the TMA ones."""
-    storage = torch.empty(x.numel() + 1, device=x.device, dtype=x.dtype)
-    x_copied = storage[1:].view_as(x)
-    x_copied.copy_(x)
-    assert x_copied.data_ptr() % 16 != 0
-    return x_copied
-
-
 # Inputs the wgmma kernels load by TMA (unit stride along Q, rows and base 16-byte aligned:
 # W a multiple of 8 covers bfloat16 too; k_r != 5): odd sizes otherwise, extent-1 batch and
 # channel axes, an R split, a channel split (C_out = 40, 64), K in chunks (K = 45, 144).
@@ -325,28 +317,18 @@ def test_tma_and_cp_async_rings_agree(shape, dim, mode):
     x, w, b = make_inputs(shape, dtype=MODES[mode][0], device="cuda")
     y = _check(mode, x, w, b, dim)
     # The same values one element further on, through the cp.async ring: same sums, same bits.
-    assert torch.equal(y, _check(mode, _misaligned_copy(x), w, b, dim))
-
-
-def _persistent_batch(waves, tiles_per_index):
-    """A batch whose work items (tiles) fill `waves` waves of 4 CTAs per SM: past one wave the
-    TMA kernels run one wave of persistent CTAs, each taking several items in turn
-    (wgmma_launch.cuh, persistent_grid). 1.3 waves keep TF32's 3-per-SM kernel (the same
-    two waves either way); 1.9 take the retiring 4-per-SM one (two waves instead of three).
-    16-bit data (C_out = 20: N = 24) takes its retiring 5-per-SM kernel at both."""
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    return int(waves * 4 * sms / tiles_per_index) + 1
+    assert torch.equal(y, _check(mode, misaligned_copy(x), w, b, dim))
 
 
 # (B, 3, 20, 9, 30, 32) with k = 3 along dim 2: 28 x 30 outputs per plane, 7 x 2 tiles of 4 x 16.
 @pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
 @pytest.mark.parametrize("mode", ["highest", "high", "bf16", "fp16"])
-@pytest.mark.parametrize("waves", [1.3, 1.9])
+@pytest.mark.parametrize("waves", [1.3, 1.9, 2.2])
 def test_persistent_ctas_take_several_items(waves, mode):
-    shape = (_persistent_batch(waves, 14), 3, 20, 9, 30, 32, 3, 3, 3)
+    shape = (persistent_batch(waves, 14), 3, 20, 9, 30, 32, 3, 3, 3)
     x, w, b = make_inputs(shape, dtype=MODES[mode][0], device="cuda", dist="rand" if waves > 1.5 else "randn")
     y = _check(mode, x, w, b, 2)
-    assert torch.equal(y, _check(mode, _misaligned_copy(x), w, b, 2))
+    assert torch.equal(y, _check(mode, misaligned_copy(x), w, b, 2))
 
 
 @pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
@@ -356,9 +338,9 @@ def test_persistent_ctas_track_the_argmin(mode):
     """The backward recomputes each column's argmin with the fused forward: persistent CTAs
     (several items each) must find the same argmins as one CTA per item. (Too many columns
     for a float64 comparison without near-ties; test_argmin_through_backward does that.)"""
-    x, w, b = make_inputs((_persistent_batch(1.9, 14), 3, 20, 9, 30, 32, 3, 3, 3), device="cuda")
+    x, w, b = make_inputs((persistent_batch(1.9, 14), 3, 20, 9, 30, 32, 3, 3, 3), device="cuda")
     grads = []
-    for x_in in (x, _misaligned_copy(x)):
+    for x_in in (x, misaligned_copy(x)):
         with float32_precision(mode):
             y = torch.ops.fusedconv.forward(x_in, w, b, 2)
             grad_y = torch.randn(y.shape, device="cuda", generator=torch.Generator("cuda").manual_seed(5))

@@ -108,7 +108,7 @@ static cudaError_t lab_launch(const Params& p, const WgGeometry& g, cudaStream_t
   if constexpr (Cfg::kTma) {
     if (!tma_fits<Cfg>(p, g.foot_p) || !x_tensor_map<Cfg>(p, &tma_x)) return cudaErrorInvalidValue;
   }
-  return launch_config<Cfg>(p, g, tma_x, st);
+  return launch_config<Cfg>(p, g, tma_x, sm_count(), st);
 }
 #endif
 constexpr size_t kES = sizeof(Elem);

@@ -60,11 +60,11 @@ struct WgmmaConfig {
   // TMA rounded up to 16 bytes (24 16-bit elements).
   static constexpr int kRowPitch =
       kTma ? round_up(kTileQ + kMaxKQ - 1, 16 / int(sizeof(Element_))) : kTileQ + kMaxKQ - 1;
-  // kRetireEachPlane (TF32 one chunk; 16-bit data at N = 24, k_r = 3 by TMA): a step retires
+  // kRetireEachPlane (TF32 one chunk; 16-bit operands at N = 24, k_r = 3 by TMA): a step retires
   // its plane's wgmmas before folding the output plane they complete and gathering the next
   // plane into the one A buffer, so kKR accumulators and one A buffer suffice (fewer
   // registers, more CTAs per SM).
-  static constexpr bool kRetire16 = sizeof(ValA_) == 2 && sizeof(Element_) == 2 && kN_ == 24 && kKR_ == 3 && kTma_;
+  static constexpr bool kRetire16 = sizeof(ValA_) == 2 && kN_ == 24 && kKR_ == 3 && kTma_;
   static constexpr bool kRetireEachPlane =
       kRetire_ && kOneChunk_ && !kSplit3x_ && (sizeof(ValA_) == 4 || kRetire16);
   // Output planes in flight: the kKR a plane feeds plus the one being folded meanwhile.
@@ -125,7 +125,8 @@ struct WgmmaConfig {
   // registers until v33's item loop took it to 162, 3 per SM; capped at 128 no spill at k_r = 1
   // and 3, 4 B at 2; lab, H200: reference 64.0 -> 55.1 µs, B = 1024 426 -> 381, B = 1 equal).
   // 16-bit retiring (v36): 5 per SM, 96 registers with 68 B spilled (at 4 per SM it gained
-  // only 2-3%: bf16 reference 52.35 -> 51.46 µs, at 5 49.75; B = 1024 358.3 -> 347.6 / 335.5).
+  // only 2-3%: bf16 reference 52.35 -> 51.46 µs, at 5 49.75; B = 1024 358.3 -> 347.6 / 335.5);
+  // the autocast kernels alike (v37: 96 registers, 68 B).
   static constexpr int kMinBlocks =
       kSplit3x ? 2
                : (kRetireEachPlane && sizeof(ValA) == 2) ? 5

@@ -8,6 +8,7 @@
 
 #include <climits>
 
+#include "cuda/hopper/retire_rule.h"
 #include "cuda/hopper/wgmma_entry.h"
 #include "cuda/hopper/wgmma_kernel.cuh"
 #include "cuda/smem_opt_in.cuh"
@@ -24,11 +25,11 @@ inline int sm_count() {
   return sms;
 }
 
+// sms: sm_count(), queried once per call by plan_width / launch_width.
 template <class Cfg>
-Fit plan_config(const Params& p, int max_smem_bytes, WgGeometry* g) {
+Fit plan_config(const Params& p, int max_smem_bytes, int sms, WgGeometry* g) {
   if (p.c_in > 4096 || p.k_p > 64) return Fit::kSharedMemory;  // keeps int geometry small
   if (p.k_r != Cfg::kKR || p.k_q > Cfg::kMaxKQ) return Fit::kSharedMemory;
-  const int sms = sm_count();
   *g = make_wg_geometry<Cfg>(p, sms);
   // Tiles filling more than half the SMs leave R whole (one CTA per tile). Two CTAs per tile,
   // each walking half of R, were faster on the H200 wherever the doubled grid still runs in one
@@ -103,9 +104,8 @@ bool x_tensor_map(const Params& p, cute::TmaDescriptor* map) {
 // (TF32) and 13% (bf16) of the reference's time, lab, session 17) and loads the next item's
 // first planes while it writes the last one's results.
 template <class Cfg>
-int persistent_grid(const WgGeometry& g) {
+int persistent_grid(const WgGeometry& g, int sms) {
   if (!Cfg::kTma || g.n_split * g.r_split != 1) return g.work_items;
-  const int sms = sm_count();
   if (g.work_items <= sms) return g.work_items;  // one wave at any occupancy: no query
   int per_sm = 0;
   if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, wgmma_conv_min_softmax_kernel<Cfg>, Cfg::kThreads,
@@ -119,7 +119,7 @@ int persistent_grid(const WgGeometry& g) {
 
 // tma_x: x's tensor map for a kTma kernel (x_tensor_map), ignored otherwise.
 template <class Cfg>
-cudaError_t launch_config(const Params& p, const WgGeometry& planned, const cute::TmaDescriptor& tma_x,
+cudaError_t launch_config(const Params& p, const WgGeometry& planned, const cute::TmaDescriptor& tma_x, int sms,
                           cudaStream_t stream) {
   constexpr auto kernel = wgmma_conv_min_softmax_kernel<Cfg>;
   const WgGeometry g = with_divisors<Cfg>(p, planned);
@@ -127,7 +127,7 @@ cudaError_t launch_config(const Params& p, const WgGeometry& planned, const cute
   // The n_split x r_split CTAs of one tile form a cluster (consecutive blockIdx.x).
   const int cluster_ctas = g.n_split * g.r_split;
   cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(persistent_grid<Cfg>(g));
+  config.gridDim = dim3(persistent_grid<Cfg>(g, sms));
   config.blockDim = dim3(Cfg::kThreads);
   config.dynamicSmemBytes = g.smem_bytes;
   config.stream = stream;
@@ -176,10 +176,9 @@ struct WidthKernels {
   // one wave holds: there its TMA kernel's item loop (v33) costs more than TMA gains (v35 lab,
   // H200, reference shape, µs TMA / cp.async: B = 1 16.2 / 14.5, B = 8 26.3 / 25.4, B = 128
   // 204.4 / 231.7; TF32 and bf16 gain by TMA at every batch).
-  static bool tma_candidate(const Params& p) {
+  static bool tma_candidate(const Params& p, int sms) {
     if (p.k_r == 5 || !tma_fits<AnyTma>(p, AnyTma::kTileP + p.k_p - 1)) return false;
     if constexpr (T::kSplit3x) {
-      const int sms = sm_count();
       return tile_ctas(p, make_wg_geometry<AnyTma>(p, sms)) > 1LL * AnyTma::kMinBlocks * sms;
     }
     return true;
@@ -190,32 +189,40 @@ struct WidthKernels {
   static constexpr bool kTripleChunks = sizeof(typename T::ValA) == 4 && !T::kSplit3x;
   // TF32 in one chunk at N >= 24 also comes with each plane retired in its step
   // (kRetireEachPlane: 128 registers, 4 CTAs per SM instead of 3), taken when its grid needs
-  // fewer waves. A retiring CTA is slower, so at equal waves the 3-per-SM kernel wins.
-  // Measured on the H200 (lab, session 10; reference shape by batch, CTAs, µs kept /
-  // retiring): 24, 384: 18.7 / 19.7; 25, 400: 29.2 / 22.8; 32, 512: 32.9 / 23.1; 48, 768:
-  // 34.5 / 38.3; 64, 1024: 46.4 / 43.1; 128: 92.4 / 86.3; 1024: 640.5 / 619.6; N = 32 alike.
+  // fewer waves, or on persistent grids (TMA, one channel group) from 3 rounds of items at 3
+  // per SM. A retiring CTA is slower, so at equal waves of one CTA per tile the 3-per-SM
+  // kernel wins. Measured on the H200 (lab, session 10, cp.async; reference shape by batch,
+  // CTAs, µs kept / retiring): 24, 384: 18.7 / 19.7; 25, 400: 29.2 / 22.8; 32, 512: 32.9 /
+  // 23.1; 48, 768: 34.5 / 38.3; 64, 1024: 46.4 / 43.1; 128: 92.4 / 86.3; 1024: 640.5 / 619.6;
+  // N = 32 alike. Persistent (lab, v37, TMA; tiles, rounds at 3 / 4 per SM: µs): 400, 2 / 1:
+  // 25.37 / 19.27; 640, 2 / 2: 29.08 / 27.96; 720, 2 / 2: 29.44 / 30.14; 1056, 3 / 2: 40.78 /
+  // 33.28; 1120, 3 / 3: 41.11 / 39.90; 1184, 3 / 3: 41.22 / 40.80; 2048: 72.69 / 59.72.
   // N = 16 runs 4 per SM already and loses to it at every size.
   static constexpr bool kRetireKernels = Cfg<1, true, 0, true>::kRetireEachPlane && N >= 24;
-  // 16-bit data at N = 24 and k_r = 3 by TMA also comes retiring (5 CTAs per SM instead of
-  // 4), taken for persistent grids (more tiles than one wave at 4 per SM). Measured on the
-  // H200 (lab, v36, bf16, reference shape by batch, µs 4 per SM / retiring 5 per SM): 128:
-  // 52.35 / 49.75, 1024: 358.3 / 335.5; one wave: 8: 14.37 / 14.10, 1: 10.89 / 11.19.
-  using Retire16 = Cfg<3, true, 0, true, true>;
-  static constexpr bool kRetire16Kernels = Retire16::kRetireEachPlane && Retire16::kRetire16;
-  static bool retire16_pays(const Params& p) {
-    using Keep = Cfg<3, true, 0, false, true>;
-    const int sms = sm_count();
-    const WgGeometry g = make_wg_geometry<Keep>(p, sms);
-    return g.n_split == 1 && tile_ctas(p, g) > 1LL * Keep::kMinBlocks * sms;
-  }
-  static bool retire_pays(const Params& p) {
-    const long long sms = sm_count();
-    if (sms <= 0) return false;
-    const WgGeometry g = make_wg_geometry<Cfg<1, true>>(p, int(sms));  // tiles and channel groups
-    const long long ctas = tile_ctas(p, g);
-    auto waves = [&](int per_sm) { return (ctas + per_sm * sms - 1) / (per_sm * sms); };
+  template <bool kTma>
+  static bool retire_pays(const Params& p, int sms) {
+    const WgGeometry g = make_wg_geometry<Cfg<1, true>>(p, sms);  // tiles and channel groups
     auto per_sm = [](auto cfg) { return decltype(cfg)::kMinBlocks; };  // depends on k_r
-    return waves(with_kr<true, 0, true>(p.k_r, per_sm)) < waves(with_kr<true, 0>(p.k_r, per_sm));
+    const long long from_rounds = kTma && g.n_split == 1 ? 3 : LLONG_MAX;
+    return retiring_pays(tile_ctas(p, g), with_kr<true, 0, false, kTma>(p.k_r, per_sm),
+                         with_kr<true, 0, true, kTma>(p.k_r, per_sm), sms, from_rounds);
+  }
+  // 16-bit operands at N = 24 and k_r = 3 by TMA (bf16, fp16 and the autocast modes) also
+  // come retiring (5 CTAs per SM instead of 4), taken on persistent grids where they take
+  // fewer rounds of items, or both take 4 or more. Measured on the H200 (lab, bf16, reference
+  // shape, tiles: µs 4 per SM / retiring 5 per SM; rounds 4 / 5): 640: 26.12 / 20.77 (2 / 1);
+  // 800: 27.65 / 27.58 (2 / 2); 1024: 29.97 / 31.21 (2 / 2); 1152: 37.03 / 33.79 (3 / 2);
+  // 1280: 38.94 / 33.97 (3 / 2); 1536: 41.13 / 41.48 (3 / 3); 1792: 49.77 / 46.65 (4 / 3);
+  // 2048: 52.73 / 49.82 (4 / 4); 16384: 358.3 / 335.5; one wave: 128: 14.37 / 14.10, 64 (B =
+  // 1): 10.89 / 11.19. Autocast (float32 data, bf16 operands) alike (lab, v37): 640: 25.98 /
+  // 21.48; 1024: 31.06 / 32.28; 1280: 39.53 / 35.16; 1536: 42.79 / 42.84; 2048: 55.14 /
+  // 52.05; 16384: 377.6 / 356.7.
+  using Retire16 = Cfg<3, true, 0, true, true>;
+  static constexpr bool kRetire16Kernels = Retire16::kRetire16;
+  static bool retire16_pays(const Params& p, int sms) {
+    using Keep = Cfg<3, true, 0, false, true>;
+    const WgGeometry g = make_wg_geometry<Keep>(p, sms);
+    return g.n_split == 1 && retiring_pays(tile_ctas(p, g), Keep::kMinBlocks, Retire16::kMinBlocks, sms, 4);
   }
 
   // k_r = 1, 2, 3 and 5. k_r = 5 leaves out what has a fallback, because these kernels are
@@ -243,20 +250,20 @@ struct WidthKernels {
   // Calls f with the kernel configuration for p, of the TMA ring (tma: tma_candidate(p)) or
   // the cp.async one.
   template <class F>
-  static auto with_config(const Params& p, bool tma, F&& f) {
-    return tma ? with_config_of<true>(p, f) : with_config_of<false>(p, f);
+  static auto with_config(const Params& p, int sms, bool tma, F&& f) {
+    return tma ? with_config_of<true>(p, sms, f) : with_config_of<false>(p, sms, f);
   }
   template <bool kTma, class F>
-  static auto with_config_of(const Params& p, F&& f) {
+  static auto with_config_of(const Params& p, int sms, F&& f) {
     using Any = Cfg<1, true>;  // the chunk sizes do not depend on k_r
     const int k_plane = p.c_in * p.k_p * p.k_q;
     const bool kr5 = p.k_r == 5;
     if (k_plane <= Any::kOneChunkK && (!kr5 || kHasKR5<true, 0>)) {
       if constexpr (kRetireKernels) {
-        if (retire_pays(p)) return with_kr<true, 0, true, kTma>(p.k_r, f);
+        if (retire_pays<kTma>(p, sms)) return with_kr<true, 0, true, kTma>(p.k_r, f);
       }
       if constexpr (kTma && kRetire16Kernels) {
-        if (p.k_r == 3 && retire16_pays(p)) return f(Retire16{});
+        if (p.k_r == 3 && retire16_pays(p, sms)) return f(Retire16{});
       }
       return with_kr<true, 0, false, kTma>(p.k_r, f);
     }
@@ -274,35 +281,37 @@ struct WidthKernels {
 template <Mode kMode, int N>
 Fit plan_width(const Params& p, int max_smem_bytes) {
   using W = WidthKernels<kMode, N>;
+  const int sms = sm_count();
   auto plan = [&](auto cfg) {
     WgGeometry g;
-    return plan_config<decltype(cfg)>(p, max_smem_bytes, &g);
+    return plan_config<decltype(cfg)>(p, max_smem_bytes, sms, &g);
   };
-  if (W::tma_candidate(p)) {
-    if (const Fit fit = W::with_config(p, true, plan); fit == Fit::kOk) return fit;
+  if (W::tma_candidate(p, sms)) {
+    if (const Fit fit = W::with_config(p, sms, true, plan); fit == Fit::kOk) return fit;
   }
-  return W::with_config(p, false, plan);
+  return W::with_config(p, sms, false, plan);
 }
 
 // As plan_width; the TMA kernels also need the driver to encode x's tensor map.
 template <Mode kMode, int N>
 cudaError_t launch_width(const Params& p, int max_smem_bytes, cudaStream_t stream) {
   using W = WidthKernels<kMode, N>;
+  const int sms = sm_count();
   cute::TmaDescriptor tma_x{};
-  const bool tma = W::tma_candidate(p) && x_tensor_map<typename W::AnyTma>(p, &tma_x);
+  const bool tma = W::tma_candidate(p, sms) && x_tensor_map<typename W::AnyTma>(p, &tma_x);
   bool planned = false;
   auto launch = [&](auto cfg) {
     using C = decltype(cfg);
     WgGeometry g;
-    if (plan_config<C>(p, max_smem_bytes, &g) != Fit::kOk) return cudaErrorInvalidValue;
+    if (plan_config<C>(p, max_smem_bytes, sms, &g) != Fit::kOk) return cudaErrorInvalidValue;
     planned = true;
-    return launch_config<C>(p, g, tma_x, stream);
+    return launch_config<C>(p, g, tma_x, sms, stream);
   };
   if (tma) {
-    const cudaError_t err = W::with_config(p, true, launch);
+    const cudaError_t err = W::with_config(p, sms, true, launch);
     if (planned) return err;
   }
-  return W::with_config(p, false, launch);
+  return W::with_config(p, sms, false, launch);
 }
 
 }  // namespace fusedconv::fused::hopper

@@ -1,0 +1,23 @@
+#pragma once
+// When a retiring kernel (kRetireEachPlane: one more CTA per SM, each CTA slower) beats the
+// kernel it replaces. Plain host arithmetic, so that ctest can check it against the measured
+// crossovers (cpp/tests/retire_rule_test.cpp); wgmma_launch.cuh applies it.
+
+namespace fusedconv::fused::hopper {
+
+// Rounds of items that per_sm CTAs per SM take: a persistent grid's, or the waves of a grid
+// of one CTA per item.
+inline long long item_rounds(long long items, int per_sm, int sms) {
+  const long long wave = 1LL * per_sm * sms;
+  return (items + wave - 1) / wave;
+}
+
+// Where the retiring kernel takes fewer rounds, or where the kept one takes from_rounds or
+// more: at equal rounds the extra CTA per SM wins only on long persistent grids.
+inline bool retiring_pays(long long items, int keep_per_sm, int retire_per_sm, int sms, long long from_rounds) {
+  if (sms <= 0 || keep_per_sm <= 0 || retire_per_sm <= 0) return false;
+  const long long keep = item_rounds(items, keep_per_sm, sms);
+  return item_rounds(items, retire_per_sm, sms) < keep || keep >= from_rounds;
+}
+
+}  // namespace fusedconv::fused::hopper

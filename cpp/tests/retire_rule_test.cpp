@@ -1,0 +1,58 @@
+// The retiring-kernel choice (cuda/hopper/retire_rule.h) against the crossovers measured on
+// the H200 (132 SMs; BENCHMARKS.md v36 / v37): where the retiring kernel measured faster by
+// more than 1%, the rule takes it; where it measured slower, the rule keeps the other.
+#include <gtest/gtest.h>
+
+#include <climits>
+
+#include "cuda/hopper/retire_rule.h"
+
+namespace fusedconv::fused::hopper {
+namespace {
+
+constexpr int kH200Sms = 132;
+
+struct Point {
+  long long tiles;
+  bool retire;  // measured faster retiring
+};
+
+TEST(RetireRule, RoundsCountPartialWaves) {
+  EXPECT_EQ(item_rounds(1, 4, kH200Sms), 1);
+  EXPECT_EQ(item_rounds(528, 4, kH200Sms), 1);
+  EXPECT_EQ(item_rounds(529, 4, kH200Sms), 2);
+  EXPECT_EQ(item_rounds(16384, 5, kH200Sms), 25);
+}
+
+// 16-bit operands, 4 vs 5 CTAs per SM, persistent, from 4 rounds (bf16 v36 crossover lab,
+// autocast v37 lab). 800 tiles measured equal (27.65 / 27.58 µs) and keeps.
+TEST(RetireRule, SixteenBitMatchesTheCrossoverLab) {
+  for (const Point pt : {Point{128, false}, Point{640, true}, Point{800, false}, Point{1024, false},
+                         Point{1152, true}, Point{1280, true}, Point{1536, false}, Point{1792, true},
+                         Point{2048, true}, Point{4096, true}, Point{16384, true}}) {
+    SCOPED_TRACE("tiles " + std::to_string(pt.tiles));
+    EXPECT_EQ(retiring_pays(pt.tiles, 4, 5, kH200Sms, 4), pt.retire);
+  }
+}
+
+// TF32, 3 vs 4 CTAs per SM: persistent from 3 rounds (v37 lab; 640 tiles, 4% faster retiring,
+// is the one point it misses: 720 at the same 2 / 2 rounds was 2% slower); one CTA per tile
+// (cp.async) only where it saves a wave (session 10 lab: 768 tiles 34.5 / 38.3 µs).
+TEST(RetireRule, Tf32MatchesTheLab) {
+  for (const Point pt : {Point{384, false}, Point{400, true}, Point{528, true}, Point{720, false},
+                         Point{1056, true}, Point{1120, true}, Point{1184, true}, Point{1584, true},
+                         Point{2048, true}, Point{16384, true}}) {
+    SCOPED_TRACE("tiles " + std::to_string(pt.tiles));
+    EXPECT_EQ(retiring_pays(pt.tiles, 3, 4, kH200Sms, 3), pt.retire);
+  }
+  EXPECT_FALSE(retiring_pays(768, 3, 4, kH200Sms, LLONG_MAX));
+  EXPECT_TRUE(retiring_pays(1024, 3, 4, kH200Sms, LLONG_MAX));
+}
+
+TEST(RetireRule, NoDeviceKeepsTheDefault) {
+  EXPECT_FALSE(retiring_pays(16384, 4, 5, 0, 4));
+  EXPECT_FALSE(retiring_pays(16384, 0, 5, kH200Sms, 4));
+}
+
+}  // namespace
+}  // namespace fusedconv::fused::hopper
