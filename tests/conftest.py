@@ -163,12 +163,13 @@ def misaligned_copy(x):
 def persistent_batch(waves, tiles_per_index):
     """A batch whose work items (tiles) fill `waves` waves of 4 CTAs per SM: past one wave the
     TMA kernels run one wave of persistent CTAs, each taking several items in turn
-    (wgmma_launch.cuh, persistent_grid). 1.3 waves keep TF32's 3-per-SM kernel (the same
-    two waves either way); 1.9 take the retiring 4-per-SM one (two waves instead of three).
-    2.2 waves take it too (three rounds either way: from three, the fourth CTA per SM wins).
-    16-bit operands (C_out = 20: N = 24; bf16, fp16 and autocast) take their retiring 5-per-SM
-    kernel at 2.2 waves (three rounds of items at 4 per SM, two at 5), not at 1.3 or 1.9 (two
-    rounds either way; wgmma_launch.cuh, retire_pays and retire16_pays)."""
+    (wgmma_launch.cuh, persistent_grid). At N = 24 (C_out = 20), k_r = 3 and without the
+    argmin: 1.3 waves keep TF32's 3-per-SM kernel and 16-bit's 4-per-SM one (two rounds of
+    items either way); 1.9 take TF32's retiring 4-per-SM kernel (two rounds instead of three);
+    2.2 take the lean 5-per-SM kernels (TF32: two rounds instead of three; 16-bit and
+    autocast: two instead of three). With the argmin (the backward's recompute) 2.2 takes
+    TF32's retiring kernel and 16-bit's 4-per-SM one (wgmma_launch.cuh, retire_pays and
+    lean_pays)."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     return int(waves * 4 * sms / tiles_per_index) + 1
 

@@ -333,15 +333,19 @@ def test_persistent_ctas_take_several_items(waves, mode):
 
 @pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
 @pytest.mark.skipif(not hasattr(torch.ops.fusedconv, "backward"), reason="no backward op")
-@pytest.mark.parametrize("mode", ["highest", "high"])
-def test_persistent_ctas_track_the_argmin(mode):
+@pytest.mark.parametrize("mode", ["highest", "high", "bf16"])
+@pytest.mark.parametrize("waves", [1.9, 2.2])
+def test_persistent_ctas_track_the_argmin(waves, mode):
     """The backward recomputes each column's argmin with the fused forward: persistent CTAs
-    (several items each) must find the same argmins as one CTA per item. (Too many columns
-    for a float64 comparison without near-ties; test_argmin_through_backward does that.)"""
-    x, w, b = make_inputs((persistent_batch(1.9, 14), 3, 20, 9, 30, 32, 3, 3, 3), device="cuda")
+    (several items each) must find the same argmins as one CTA per item. At 2.2 waves the
+    forward alone takes the lean kernels, which have no argmin; the recompute must not.
+    (Too many columns for a float64 comparison without near-ties; test_argmin_through_backward
+    does that.)"""
+    dtype = MODES[mode][0]
+    x, w, b = make_inputs((persistent_batch(waves, 14), 3, 20, 9, 30, 32, 3, 3, 3), dtype=dtype, device="cuda")
     grads = []
     for x_in in (x, misaligned_copy(x)):
-        with float32_precision(mode):
+        with float32_precision(mode if dtype == torch.float32 else "highest"):
             y = torch.ops.fusedconv.forward(x_in, w, b, 2)
             grad_y = torch.randn(y.shape, device="cuda", generator=torch.Generator("cuda").manual_seed(5))
             grads.append(torch.ops.fusedconv.backward(grad_y, y, x_in, w, b, 2, [True, True, True]))

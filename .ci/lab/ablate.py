@@ -19,11 +19,6 @@ rep("        if constexpr (Cfg::kSplit3x) {  // small terms first; small*small d
     "        if constexpr (Cfg::kSplit3x && !LAB_NOWG) {  // small terms first; small*small dropped")
 rep("      if (loads_next(i)) ring.load_async(",
     "      if (!LAB_NOLOAD && loads_next(i)) ring.load_async(")
-# LAB_NOARG: argmin tracking compiled out (an inference-only kernel: its registers freed).
-rep("  const bool track_argmin = p.argmin != nullptr;\n",
-    "#if LAB_NOARG\n  constexpr bool track_argmin = false;\n#else\n  const bool track_argmin = p.argmin != nullptr;\n#endif\n")
-rep("      sRedArg[v * Cfg::kThreads + tid] = tCrArg(v);\n",
-    "      sRedArg[v * Cfg::kThreads + tid] = LAB_NOARG ? 0 : tCrArg(v);\n")
 # LAB_AOFF16: the fast path's A byte offsets (< 64 KB) two per register.
 rep("  int a_off[kChunk][kValsA];\n",
     "#if LAB_AOFF16\n  uint32_t a_off2[kChunk][(kValsA + 1) / 2] = {};\n"
@@ -71,7 +66,7 @@ rep("      else warpgroup_wait<1>();                // plane i - 1 is done: its 
 rep("      if (more) gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots));\n",
     "      if (more) gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots));\n      LAB_MARK(4);\n")
 defs = "".join(f"#ifndef LAB_{n}\n#define LAB_{n} 0\n#endif\n" for n in
-               ["NOWG", "NOLOAD", "NOGATHER", "NOFOLD", "NOSYNC", "NOWEIGHTS", "TIMELINE", "NOARG", "AOFF16", "NOLOOP", "NOEPI",
+               ["NOWG", "NOLOAD", "NOGATHER", "NOFOLD", "NOSYNC", "NOWEIGHTS", "TIMELINE", "AOFF16", "NOLOOP", "NOEPI",
                 "STEPS"])
 defs += ("constexpr int kLabStepCtas = 512, kLabSteps = 32;\n"
          "__device__ unsigned lab_steps[kLabStepCtas][kLabSteps][5];\n"

@@ -1,7 +1,7 @@
 // Standalone timing of one float32 wgmma kernel configuration (device experiments, not
 // shipped; .ci/lab/run.sh builds and runs it). Configuration by macros: LAB_N, LAB_KR,
 // LAB_ONE (K in one chunk), LAB_CHUNK (k-steps per chunk otherwise), LAB_RETIRE, LAB_3X, LAB_BF16,
-// LAB_F32BF16 (float32 data, bfloat16 wgmma);
+// LAB_F32BF16 (float32 data, bfloat16 wgmma), LAB_NOARG (no argmin: kArgmin_ = false);
 // LAB_MMASYNC=1: the sm_80 mma.sync kernel instead (fused_kernel.cuh; TF32, LAB_3X or LAB_BF16;
 // LAB_N <= 32 its small configuration, else its large one);
 // ablations by ablate.py's LAB_* switches.
@@ -63,6 +63,9 @@ using namespace fusedconv::fused;
 #ifndef LAB_RETIRE
 #define LAB_RETIRE 0  // kRetire_ (TF32 one chunk; 16-bit N = 24, k_r = 3, TMA): planes retire in their step
 #endif
+#ifndef LAB_NOARG
+#define LAB_NOARG 0  // WgmmaConfig's kArgmin_ = false (an inference-only kernel)
+#endif
 #ifndef LAB_TMA
 #define LAB_TMA 0  // WgmmaConfig's kTma_ (planes by TMA; the inputs must fit it)
 #endif
@@ -86,15 +89,15 @@ constexpr auto lab_kernel = fused_conv_min_softmax_kernel<Cfg>;
 #elif LAB_BF16
 using Elem = cutlass::bfloat16_t;
 using Cfg = WgmmaConfig<Elem, Elem, LAB_N, LAB_KR, false, bool(LAB_ONE), LAB_CHUNK, bool(LAB_RETIRE),
-                        bool(LAB_TMA)>;
+                        bool(LAB_TMA), !bool(LAB_NOARG)>;
 #elif LAB_F32BF16  // float32 x, weight and y; bfloat16 wgmma operands (an autocast kernel)
 using Elem = float;
 using Cfg = WgmmaConfig<float, cutlass::bfloat16_t, LAB_N, LAB_KR, false, bool(LAB_ONE), LAB_CHUNK, bool(LAB_RETIRE),
-                        bool(LAB_TMA)>;
+                        bool(LAB_TMA), !bool(LAB_NOARG)>;
 #else
 using Elem = float;
 using Cfg = WgmmaConfig<float, cutlass::tfloat32_t, LAB_N, LAB_KR, bool(LAB_3X), bool(LAB_ONE), LAB_CHUNK, bool(LAB_RETIRE),
-                        bool(LAB_TMA)>;
+                        bool(LAB_TMA), !bool(LAB_NOARG)>;
 #endif
 #if LAB_MMASYNC
 static cudaError_t lab_launch(const Params& p, const LabGeometry& g, cudaStream_t st) {

@@ -37,8 +37,10 @@ template <int N> struct WgmmaOp<cutlass::half_t, N> {
 // kLongChunk_: k-steps per chunk when K does not fit one chunk (0: half a one-chunk plane).
 // kRetire_: every plane's wgmmas retire within its step (see kRetireEachPlane).
 // kTma_: input planes load by TMA (inputs that tma_fits), else by cp.async.
+// kArgmin_: the kernel can write the argmin (the backward's recompute asks for it); false
+// compiles it out (an inference-only kernel, kVals registers fewer).
 template <class Element_, class ValA_, int kN_, int kKR_, bool kSplit3x_, bool kOneChunk_, int kLongChunk_ = 0,
-          bool kRetire_ = false, bool kTma_ = false>
+          bool kRetire_ = false, bool kTma_ = false, bool kArgmin_ = true>
 struct WgmmaConfig {
   using Element = Element_;  // x, weight, bias and y element type
   using ValA = ValA_;        // operand type the wgmma consumes
@@ -49,6 +51,7 @@ struct WgmmaConfig {
   // K of a plane fits one chunk: A addresses live in registers (a separate instantiation,
   // so that the chunk loop of longer K does not cost this path registers).
   static constexpr bool kOneChunk = kOneChunk_;
+  static constexpr bool kArgmin = kArgmin_;
   static constexpr int kThreads = 128;      // one warpgroup: 64 positions
   static constexpr int kTileP = 4, kTileQ = 16;
   static constexpr int kMaxKQ = 5;
@@ -126,10 +129,11 @@ struct WgmmaConfig {
   // and 3, 4 B at 2; lab, H200: reference 64.0 -> 55.1 µs, B = 1024 426 -> 381, B = 1 equal).
   // 16-bit retiring (v36): 5 per SM, 96 registers with 68 B spilled (at 4 per SM it gained
   // only 2-3%: bf16 reference 52.35 -> 51.46 µs, at 5 49.75; B = 1024 358.3 -> 347.6 / 335.5);
-  // the autocast kernels alike (v37: 96 registers, 68 B).
+  // the autocast kernels alike (v37: 96 registers, 68 B); without the argmin (v38) 16 B.
+  // TF32 retiring without the argmin fits 5 too (v38: 96 registers, 8 B spilled; with it 140 B).
   static constexpr int kMinBlocks =
       kSplit3x ? 2
-               : (kRetireEachPlane && sizeof(ValA) == 2) ? 5
+               : (kRetireEachPlane && (sizeof(ValA) == 2 || !kArgmin)) ? 5
                : ((kN <= 16 || (sizeof(ValA) == 2 && kN <= 24 && (sizeof(Element) == 2 || kTma)) ||
                    kRetireEachPlane)
                       ? 4

@@ -246,7 +246,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   // (rounding is monotone), so the inference fold leaves the bias to the epilogue. The
   // argmin fold (torch.min's first index among rounded ties) and an infinite bias (inf - inf
   // is NaN per plane) add it per plane.
-  const bool track_argmin = p.argmin != nullptr;
+  const bool track_argmin = Cfg::kArgmin && p.argmin != nullptr;  // (launch_config checks p.argmin)
   const bool bias_per_plane = __syncthreads_or(!isfinite(bias_n)) || track_argmin;
   fill(tCrMin, INFINITY);
   fill(tCrArg, 0);
@@ -503,7 +503,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       CUTE_UNROLL
       for (int v = 0; v < kVals; ++v) {
         sRedMin[v * Cfg::kThreads + tid] = tCrMin(v);
-        sRedArg[v * Cfg::kThreads + tid] = tCrArg(v);
+        if constexpr (Cfg::kArgmin) sRedArg[v * Cfg::kThreads + tid] = tCrArg(v);
       }
       cute::cluster_sync();  // every rank's partials are written
       if (r_rank == 0) {
@@ -513,7 +513,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
           const int* peer_arg = cluster.map_shared_rank(sRedArg, rank + r);
           CUTE_UNROLL
           for (int v = 0; v < kVals; ++v)
-            min_update(tCrMin(v), tCrArg(v), peer_min[v * Cfg::kThreads + tid], peer_arg[v * Cfg::kThreads + tid]);
+            min_update(tCrMin(v), tCrArg(v), peer_min[v * Cfg::kThreads + tid],
+                       Cfg::kArgmin ? peer_arg[v * Cfg::kThreads + tid] : 0);
         }
       }
     }

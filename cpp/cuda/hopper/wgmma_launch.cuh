@@ -122,6 +122,7 @@ template <class Cfg>
 cudaError_t launch_config(const Params& p, const WgGeometry& planned, const cute::TmaDescriptor& tma_x, int sms,
                           cudaStream_t stream) {
   constexpr auto kernel = wgmma_conv_min_softmax_kernel<Cfg>;
+  if (!Cfg::kArgmin && p.argmin != nullptr) return cudaErrorInvalidValue;  // an inference-only kernel
   const WgGeometry g = with_divisors<Cfg>(p, planned);
   if (const cudaError_t err = allow_dynamic_smem<kernel>(g.smem_bytes); err != cudaSuccess) return err;
   // The n_split x r_split CTAs of one tile form a cluster (consecutive blockIdx.x).
@@ -166,9 +167,9 @@ template <> struct ModeTypes<Mode::kFP16F32> {
 template <Mode kMode, int N>
 struct WidthKernels {
   using T = ModeTypes<kMode>;
-  template <int KR, bool kOneChunk, int kLongChunk = 0, bool kRetire = false, bool kTma = false>
-  using Cfg =
-      WgmmaConfig<typename T::Element, typename T::ValA, N, KR, T::kSplit3x, kOneChunk, kLongChunk, kRetire, kTma>;
+  template <int KR, bool kOneChunk, int kLongChunk = 0, bool kRetire = false, bool kTma = false, bool kArgmin = true>
+  using Cfg = WgmmaConfig<typename T::Element, typename T::ValA, N, KR, T::kSplit3x, kOneChunk, kLongChunk, kRetire,
+                          kTma, kArgmin>;
   using AnyTma = Cfg<1, true, 0, false, true>;  // the TMA box and its checks do not depend on k_r or K
 
   // Whether p's planes can load by TMA: x fits (tma_fits) and k_r != 5 (its kernels, the
@@ -207,22 +208,29 @@ struct WidthKernels {
     return retiring_pays(tile_ctas(p, g), with_kr<true, 0, false, kTma>(p.k_r, per_sm),
                          with_kr<true, 0, true, kTma>(p.k_r, per_sm), sms, from_rounds);
   }
-  // 16-bit operands at N = 24 and k_r = 3 by TMA (bf16, fp16 and the autocast modes) also
-  // come retiring (5 CTAs per SM instead of 4), taken on persistent grids where they take
-  // fewer rounds of items, or both take 4 or more. Measured on the H200 (lab, bf16, reference
-  // shape, tiles: µs 4 per SM / retiring 5 per SM; rounds 4 / 5): 640: 26.12 / 20.77 (2 / 1);
-  // 800: 27.65 / 27.58 (2 / 2); 1024: 29.97 / 31.21 (2 / 2); 1152: 37.03 / 33.79 (3 / 2);
-  // 1280: 38.94 / 33.97 (3 / 2); 1536: 41.13 / 41.48 (3 / 3); 1792: 49.77 / 46.65 (4 / 3);
-  // 2048: 52.73 / 49.82 (4 / 4); 16384: 358.3 / 335.5; one wave: 128: 14.37 / 14.10, 64 (B =
-  // 1): 10.89 / 11.19. Autocast (float32 data, bf16 operands) alike (lab, v37): 640: 25.98 /
-  // 21.48; 1024: 31.06 / 32.28; 1280: 39.53 / 35.16; 1536: 42.79 / 42.84; 2048: 55.14 /
-  // 52.05; 16384: 377.6 / 356.7.
-  using Retire16 = Cfg<3, true, 0, true, true>;
-  static constexpr bool kRetire16Kernels = Retire16::kRetire16;
-  static bool retire16_pays(const Params& p, int sms) {
+  // At N = 24 and k_r = 3 by TMA, TF32 and 16-bit operands (bf16, fp16 and the autocast
+  // modes) also come as a lean kernel: retiring, without the argmin (which only the
+  // backward's recompute asks for), 5 CTAs per SM. Taken on persistent grids where it takes
+  // fewer rounds of items than the kernel it replaces (TF32: retire_pays's choice, 16-bit: the
+  // 4-per-SM one), or both take 4 or more. Measured on the H200 (lab, reference shape; tiles:
+  // µs, v37 lab): 16-bit retiring with the argmin, bf16 4 per SM / 5: 640: 26.12 / 20.77 (2 / 1
+  // rounds); 800: 27.65 / 27.58 (2 / 2); 1024: 29.97 / 31.21 (2 / 2); 1152: 37.03 / 33.79 (3 /
+  // 2); 1280: 38.94 / 33.97 (3 / 2); 1536: 41.13 / 41.48 (3 / 3); 1792: 49.77 / 46.65 (4 / 3);
+  // 2048: 52.73 / 49.82 (4 / 4); 16384: 358.3 / 335.5; autocast alike. Without the argmin
+  // (v38 lab), bf16 5 per SM with / without: 2048: 50.37 / 47.46, 16384: 337.4 / 315.7; TF32
+  // retiring 4 per SM / lean 5: 640: 28.33 / 23.70 (2 / 1); 1024: 33.35 / 35.54 (2 / 2);
+  // 1600: 52.97 / 47.94 (4 / 3); 2048: 60.01 / 57.74 (4 / 4); 4096: 111.7 / 107.7.
+  using Lean = Cfg<3, true, 0, true, true, false>;
+  static constexpr bool kLeanKernels = N == 24 && Lean::kRetireEachPlane;
+  static bool lean_pays(const Params& p, int sms) {
     using Keep = Cfg<3, true, 0, false, true>;
     const WgGeometry g = make_wg_geometry<Keep>(p, sms);
-    return g.n_split == 1 && retiring_pays(tile_ctas(p, g), Keep::kMinBlocks, Retire16::kMinBlocks, sms, 4);
+    if (p.argmin != nullptr || g.n_split != 1) return false;
+    int replaced = Keep::kMinBlocks;
+    if constexpr (kRetireKernels) {
+      if (retire_pays<true>(p, sms)) replaced = Cfg<3, true, 0, true, true>::kMinBlocks;
+    }
+    return retiring_pays(tile_ctas(p, g), replaced, Lean::kMinBlocks, sms, 4);
   }
 
   // k_r = 1, 2, 3 and 5. k_r = 5 leaves out what has a fallback, because these kernels are
@@ -259,11 +267,11 @@ struct WidthKernels {
     const int k_plane = p.c_in * p.k_p * p.k_q;
     const bool kr5 = p.k_r == 5;
     if (k_plane <= Any::kOneChunkK && (!kr5 || kHasKR5<true, 0>)) {
+      if constexpr (kTma && kLeanKernels) {
+        if (p.k_r == 3 && lean_pays(p, sms)) return f(Lean{});
+      }
       if constexpr (kRetireKernels) {
         if (retire_pays<kTma>(p, sms)) return with_kr<true, 0, true, kTma>(p.k_r, f);
-      }
-      if constexpr (kTma && kRetire16Kernels) {
-        if (p.k_r == 3 && retire16_pays(p, sms)) return f(Retire16{});
       }
       return with_kr<true, 0, false, kTma>(p.k_r, f);
     }
