@@ -1,5 +1,5 @@
 // The retiring-kernel choice (cuda/hopper/retire_rule.h) against the crossovers measured on
-// the H200 (132 SMs; BENCHMARKS.md v36 / v37): where the retiring kernel measured faster by
+// the H200 (132 SMs; BENCHMARKS.md v36 / v37 / v38): where the retiring kernel measured faster by
 // more than 1%, the rule takes it; where it measured slower, the rule keeps the other.
 #include <gtest/gtest.h>
 
@@ -47,6 +47,21 @@ TEST(RetireRule, Tf32MatchesTheLab) {
   }
   EXPECT_FALSE(retiring_pays(768, 3, 4, kH200Sms, LLONG_MAX));
   EXPECT_TRUE(retiring_pays(1024, 3, 4, kH200Sms, LLONG_MAX));
+}
+
+// The lean TF32 kernel (5 per SM) against the one it replaces: the 3-per-SM kernel where
+// the retiring one does not pay (640 tiles: 29.08 / 23.70 µs), else the retiring 4-per-SM one
+// (v38 lab: 1024: 33.35 / 35.54; 1600: 52.97 / 47.94; 2048: 60.01 / 57.74; 4096: 111.7 / 107.7).
+TEST(RetireRule, LeanTf32MatchesTheLab) {
+  auto lean_pays = [](long long tiles) {
+    const int replaced = retiring_pays(tiles, 3, 4, kH200Sms, 3) ? 4 : 3;
+    return retiring_pays(tiles, replaced, 5, kH200Sms, 4);
+  };
+  for (const Point pt : {Point{128, false}, Point{640, true}, Point{1024, false}, Point{1600, true},
+                         Point{2048, true}, Point{4096, true}, Point{16384, true}}) {
+    SCOPED_TRACE("tiles " + std::to_string(pt.tiles));
+    EXPECT_EQ(lean_pays(pt.tiles), pt.retire);
+  }
 }
 
 TEST(RetireRule, NoDeviceKeepsTheDefault) {

@@ -9,10 +9,11 @@
 // After plane i's wgmmas are issued, output plane i - k_r (completed by plane i - 1) is
 // folded into the running min (and argmin) while those wgmmas run: k_r + 1 accumulators
 // rotate; TF32 (kIssueFirst) also readies and gathers plane i + 1 meanwhile. TF32 on large
-// grids and 16-bit operands on persistent ones (kRetireEachPlane) retire plane i's wgmmas within
-// its step instead and fold the output plane they complete at once: k_r accumulators and one
-// A buffer, so 4 CTAs (TF32) or 5 (16-bit) fit per SM. A finite bias is added once after the
-// min (the epilogue), otherwise per plane.
+// grids and 16-bit operands on persistent ones (kRetireEachPlane) retire plane i's wgmmas
+// within its step instead and fold the output plane they complete at once: k_r accumulators
+// and one A buffer, so 4 CTAs (TF32) fit per SM, or 5 without the argmin (kArgmin false,
+// the forward's lean kernels). A finite bias is added once after the min (the epilogue),
+// otherwise per plane.
 // The main loop is unrolled over the ring's kSlots planes, so every ring slot,
 // accumulator, A buffer and B descriptor is a compile-time choice (ptxas serializes the
 // wgmmas when an accumulator is picked at run time).
