@@ -43,8 +43,8 @@ for shape in cases:
 # Large grids, with the argmin (backward) too: TF32 where the retiring kernel takes fewer
 # waves than the other at their CTAs per SM (an H200: 421 CTAs, 3 vs 4 per SM; k_r = 5: 300
 # CTAs, 2 vs 3); 600 TMA work items (W = 8: 16-byte rows), more than one wave, so persistent
-# CTAs that take several items each, in every mode (16-bit operands, autocast too: retiring, 5
-# per SM).
+# CTAs that take several items each, in every mode (the forward, autocast too, on the lean
+# kernels at 5 per SM; the backward's recompute on the argmin ones).
 for x_shape, w_shape, dims, grid_modes in (((421, 2, 4, 6, 7), (21, 2, 3, 3, 3), (2, 4), modes[1:2]),
                                            ((300, 2, 6, 6, 7), (21, 2, 5, 3, 3), (2,), modes[1:2]),
                                            ((600, 2, 4, 6, 8), (21, 2, 3, 3, 3), (2,), modes)):

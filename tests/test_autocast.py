@@ -160,7 +160,7 @@ def test_fused_autocast_nonfinite_and_determinism(low):
 @pytest.mark.parametrize("waves", [1.3, 2.2])
 def test_fused_autocast_on_persistent_grids(waves, low):
     """Float32 data past one wave of tiles: persistent CTAs of the 4-per-SM kernel (1.3
-    waves) and of the retiring 5-per-SM one (2.2; conftest.persistent_batch). Within the
+    waves) and of the lean 5-per-SM one (2.2; conftest.persistent_batch). Within the
     16-bit bound of float64 on the cast inputs, and bitwise what the cp.async kernel (one CTA
     per tile) gives for the same values."""
     x, w, b = make_inputs((persistent_batch(waves, 14), 3, 20, 9, 30, 32, 3, 3, 3), device="cuda")
