@@ -169,7 +169,8 @@ def persistent_batch(waves, tiles_per_index):
     2.2 take the lean 5-per-SM kernels (TF32: two rounds instead of three; 16-bit and
     autocast: two instead of three). With the argmin (the backward's recompute) 2.2 takes
     TF32's retiring kernel and 16-bit's 4-per-SM one (wgmma_launch.cuh, retire_pays and
-    lean_pays)."""
+    takes_lean; the ctest RetireRule.PersistentTestBatchesTakeTheNamedKernels checks these
+    choices on the H200's 132 SMs)."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     return int(waves * 4 * sms / tiles_per_index) + 1
 

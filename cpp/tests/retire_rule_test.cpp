@@ -24,14 +24,15 @@ TEST(RetireRule, RoundsCountPartialWaves) {
   EXPECT_EQ(item_rounds(16384, 5, kH200Sms), 25);
 }
 
-// 16-bit operands, 4 vs 5 CTAs per SM, persistent, from 4 rounds (bf16 v36 crossover lab,
-// autocast v37 lab). 800 tiles measured equal (27.65 / 27.58 µs) and keeps.
+// 16-bit operands: the lean kernel (5 CTAs per SM) against the 4-per-SM one, persistent,
+// from 4 rounds (bf16 v36 crossover lab, autocast v37 lab; 5 per SM with the argmin then, the
+// same rounds). 800 tiles measured equal (27.65 / 27.58 µs) and keeps.
 TEST(RetireRule, SixteenBitMatchesTheCrossoverLab) {
   for (const Point pt : {Point{128, false}, Point{640, true}, Point{800, false}, Point{1024, false},
                          Point{1152, true}, Point{1280, true}, Point{1536, false}, Point{1792, true},
                          Point{2048, true}, Point{4096, true}, Point{16384, true}}) {
     SCOPED_TRACE("tiles " + std::to_string(pt.tiles));
-    EXPECT_EQ(retiring_pays(pt.tiles, 4, 5, kH200Sms, 4), pt.retire);
+    EXPECT_EQ(lean_pays(pt.tiles, 4, 0, 5, kH200Sms), pt.retire);
   }
 }
 
@@ -43,7 +44,7 @@ TEST(RetireRule, Tf32MatchesTheLab) {
                          Point{1056, true}, Point{1120, true}, Point{1184, true}, Point{1584, true},
                          Point{2048, true}, Point{16384, true}}) {
     SCOPED_TRACE("tiles " + std::to_string(pt.tiles));
-    EXPECT_EQ(retiring_pays(pt.tiles, 3, 4, kH200Sms, 3), pt.retire);
+    EXPECT_EQ(retiring_pays(pt.tiles, 3, 4, kH200Sms, kRetireFromRounds), pt.retire);
   }
   EXPECT_FALSE(retiring_pays(768, 3, 4, kH200Sms, LLONG_MAX));
   EXPECT_TRUE(retiring_pays(1024, 3, 4, kH200Sms, LLONG_MAX));
@@ -53,20 +54,32 @@ TEST(RetireRule, Tf32MatchesTheLab) {
 // the retiring one does not pay (640 tiles: 29.08 / 23.70 µs), else the retiring 4-per-SM one
 // (v38 lab: 1024: 33.35 / 35.54; 1600: 52.97 / 47.94; 2048: 60.01 / 57.74; 4096: 111.7 / 107.7).
 TEST(RetireRule, LeanTf32MatchesTheLab) {
-  auto lean_pays = [](long long tiles) {
-    const int replaced = retiring_pays(tiles, 3, 4, kH200Sms, 3) ? 4 : 3;
-    return retiring_pays(tiles, replaced, 5, kH200Sms, 4);
-  };
   for (const Point pt : {Point{128, false}, Point{640, true}, Point{1024, false}, Point{1600, true},
                          Point{2048, true}, Point{4096, true}, Point{16384, true}}) {
     SCOPED_TRACE("tiles " + std::to_string(pt.tiles));
-    EXPECT_EQ(lean_pays(pt.tiles), pt.retire);
+    EXPECT_EQ(lean_pays(pt.tiles, 3, 4, 5, kH200Sms), pt.retire);
   }
 }
 
+// The tests' persistent batches (tests/conftest.py, persistent_batch: 14 tiles per batch index,
+// waves of 4 CTAs per SM) take the kernels their docstring names.
+TEST(RetireRule, PersistentTestBatchesTakeTheNamedKernels) {
+  auto tiles = [](double waves) { return 14LL * (static_cast<long long>(waves * 4 * kH200Sms / 14) + 1); };
+  EXPECT_FALSE(retiring_pays(tiles(1.3), 3, 4, kH200Sms, kRetireFromRounds));  // TF32 keeps 3 per SM
+  EXPECT_FALSE(lean_pays(tiles(1.3), 3, 4, 5, kH200Sms));
+  EXPECT_FALSE(lean_pays(tiles(1.3), 4, 0, 5, kH200Sms));                     // 16-bit keeps 4 per SM
+  EXPECT_TRUE(retiring_pays(tiles(1.9), 3, 4, kH200Sms, kRetireFromRounds));   // TF32 retires
+  EXPECT_FALSE(lean_pays(tiles(1.9), 3, 4, 5, kH200Sms));
+  EXPECT_FALSE(lean_pays(tiles(1.9), 4, 0, 5, kH200Sms));
+  EXPECT_TRUE(lean_pays(tiles(2.2), 3, 4, 5, kH200Sms));                      // lean, both
+  EXPECT_TRUE(lean_pays(tiles(2.2), 4, 0, 5, kH200Sms));
+  EXPECT_TRUE(retiring_pays(tiles(2.2), 3, 4, kH200Sms, kRetireFromRounds));   // with the argmin
+}
+
 TEST(RetireRule, NoDeviceKeepsTheDefault) {
-  EXPECT_FALSE(retiring_pays(16384, 4, 5, 0, 4));
-  EXPECT_FALSE(retiring_pays(16384, 0, 5, kH200Sms, 4));
+  EXPECT_FALSE(retiring_pays(16384, 4, 5, 0, kLeanFromRounds));
+  EXPECT_FALSE(retiring_pays(16384, 0, 5, kH200Sms, kLeanFromRounds));
+  EXPECT_FALSE(lean_pays(16384, 4, 0, 5, 0));
 }
 
 }  // namespace

@@ -20,4 +20,17 @@ inline bool retiring_pays(long long items, int keep_per_sm, int retire_per_sm, i
   return item_rounds(items, retire_per_sm, sms) < keep || keep >= from_rounds;
 }
 
+// from_rounds measured on the H200: TF32's retiring kernel on persistent grids (v37), and the
+// lean kernels against the one they replace (v36 / v38).
+constexpr long long kRetireFromRounds = 3;
+constexpr long long kLeanFromRounds = 4;
+
+// Whether the lean kernel (lean_per_sm CTAs per SM) beats the one it replaces on a persistent
+// grid of `items`: the retiring kernel (retire_per_sm; 0: the mode has none) where that beats
+// the kept one, else the kept one.
+inline bool lean_pays(long long items, int keep_per_sm, int retire_per_sm, int lean_per_sm, int sms) {
+  const bool retire = retire_per_sm > 0 && retiring_pays(items, keep_per_sm, retire_per_sm, sms, kRetireFromRounds);
+  return retiring_pays(items, retire ? retire_per_sm : keep_per_sm, lean_per_sm, sms, kLeanFromRounds);
+}
+
 }  // namespace fusedconv::fused::hopper

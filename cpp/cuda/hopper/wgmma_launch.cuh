@@ -204,7 +204,7 @@ struct WidthKernels {
   static bool retire_pays(const Params& p, int sms) {
     const WgGeometry g = make_wg_geometry<Cfg<1, true>>(p, sms);  // tiles and channel groups
     auto per_sm = [](auto cfg) { return decltype(cfg)::kMinBlocks; };  // depends on k_r
-    const long long from_rounds = kTma && g.n_split == 1 ? 3 : LLONG_MAX;
+    const long long from_rounds = kTma && g.n_split == 1 ? kRetireFromRounds : LLONG_MAX;
     return retiring_pays(tile_ctas(p, g), with_kr<true, 0, false, kTma>(p.k_r, per_sm),
                          with_kr<true, 0, true, kTma>(p.k_r, per_sm), sms, from_rounds);
   }
@@ -222,15 +222,13 @@ struct WidthKernels {
   // 1600: 52.97 / 47.94 (4 / 3); 2048: 60.01 / 57.74 (4 / 4); 4096: 111.7 / 107.7.
   using Lean = Cfg<3, true, 0, true, true, false>;
   static constexpr bool kLeanKernels = N == 24 && Lean::kRetireEachPlane;
-  static bool lean_pays(const Params& p, int sms) {
+  static bool takes_lean(const Params& p, int sms) {
     using Keep = Cfg<3, true, 0, false, true>;
     const WgGeometry g = make_wg_geometry<Keep>(p, sms);
     if (p.argmin != nullptr || g.n_split != 1) return false;
-    int replaced = Keep::kMinBlocks;
-    if constexpr (kRetireKernels) {
-      if (retire_pays<true>(p, sms)) replaced = Cfg<3, true, 0, true, true>::kMinBlocks;
-    }
-    return retiring_pays(tile_ctas(p, g), replaced, Lean::kMinBlocks, sms, 4);
+    int retire_per_sm = 0;  // (16-bit operands have no retiring kernel besides the lean one)
+    if constexpr (kRetireKernels) retire_per_sm = Cfg<3, true, 0, true, true>::kMinBlocks;
+    return lean_pays(tile_ctas(p, g), Keep::kMinBlocks, retire_per_sm, Lean::kMinBlocks, sms);
   }
 
   // k_r = 1, 2, 3 and 5. k_r = 5 leaves out what has a fallback, because these kernels are
@@ -268,7 +266,7 @@ struct WidthKernels {
     const bool kr5 = p.k_r == 5;
     if (k_plane <= Any::kOneChunkK && (!kr5 || kHasKR5<true, 0>)) {
       if constexpr (kTma && kLeanKernels) {
-        if (p.k_r == 3 && lean_pays(p, sms)) return f(Lean{});
+        if (p.k_r == 3 && takes_lean(p, sms)) return f(Lean{});
       }
       if constexpr (kRetireKernels) {
         if (retire_pays<kTma>(p, sms)) return with_kr<true, 0, true, kTma>(p.k_r, f);
