@@ -68,10 +68,14 @@ MODES = {
 }
 
 
+def _precision(mode):
+    """The float32 matmul precision `mode` runs under (16-bit modes: the default)."""
+    return mode if mode in ("highest", "high") else "highest"
+
+
 def _run(mode, x, w, b, dim):
     """Runs the op under `mode`; returns (y, kernel_path)."""
-    precision = mode if mode in ("highest", "high") else "highest"
-    with float32_precision(precision):
+    with float32_precision(_precision(mode)):
         path = torch.ops.fusedconv.kernel_path(x, w, b, dim)
         y = torch.ops.fusedconv.forward(x, w, b, dim)
     return y, path
@@ -345,7 +349,7 @@ def test_persistent_ctas_track_the_argmin(waves, mode):
     x, w, b = make_inputs((persistent_batch(waves, 14), 3, 20, 9, 30, 32, 3, 3, 3), dtype=dtype, device="cuda")
     grads = []
     for x_in in (x, misaligned_copy(x)):
-        with float32_precision(mode if dtype == torch.float32 else "highest"):
+        with float32_precision(_precision(mode)):
             y = torch.ops.fusedconv.forward(x_in, w, b, 2)
             grad_y = torch.randn(y.shape, device="cuda", generator=torch.Generator("cuda").manual_seed(5))
             grads.append(torch.ops.fusedconv.backward(grad_y, y, x_in, w, b, 2, [True, True, True]))
