@@ -70,7 +70,7 @@ fi
 
 # ---- tests: the CUDA kernel's own first, then the rest -----------------------------------
 if stage 1; then
-timeout 150 python3 -m pytest -q -p no:cacheprovider tests/test_cuda_forward.py > "$OUT/pytest_cuda.log" 2>&1 \
+timeout 180 python3 -m pytest -q -p no:cacheprovider tests/test_cuda_forward.py > "$OUT/pytest_cuda.log" 2>&1 \
   || FAILED_STEPS="$FAILED_STEPS pytest-cuda"
 note "pytest tests/test_cuda_forward.py: $(tail -1 "$OUT/pytest_cuda.log") after $(elapsed) s"
 grep -E "^(FAILED|ERROR)" "$OUT/pytest_cuda.log" | head -20 | cut -c1-300 | tee -a "$SUMMARY"
@@ -137,6 +137,7 @@ BENCH=$OUT/bench.log; : > "$BENCH"
   timeout 45 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --shape 1,3,24,24,32,32,3 --graph
   timeout 45 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --shape 16,16,64,16,64,64,3
   timeout 45 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --shape 128,3,64,24,32,32,3 --graph
+  timeout 45 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --shape 128,3,32,24,32,32,3 --graph
   [ -z "${FAST:-}" ] || timeout 45 python3 -m fusedconv.bench --compile "" --dtype float32 --shape 128,3,24,3,32,32,3 --graph
   timeout 60 python3 -m fusedconv.bench --backward --dtype float32 --iters 20
   [ -n "${QUICK:-}" ] && [ -z "${SWEEP:-}" ] || timeout 120 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --sweep batch --batches 8,64,256,1024 --graph --plot "$OUT/batch.png" --iters 50

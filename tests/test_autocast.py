@@ -157,13 +157,13 @@ def test_fused_autocast_nonfinite_and_determinism(low):
 
 @pytest.mark.skipif(not _hopper(), reason="needs a compute capability 9.0 GPU")
 @pytest.mark.parametrize("low", LOW_DTYPES, ids=["bf16", "fp16"])
-@pytest.mark.parametrize("waves", [1.3, 2.2])
-def test_fused_autocast_on_persistent_grids(waves, low):
+@pytest.mark.parametrize("waves, c_out", [(1.3, 20), (2.2, 20), (1.9, 29)])
+def test_fused_autocast_on_persistent_grids(waves, c_out, low):
     """Float32 data past one wave of tiles: persistent CTAs of the 4-per-SM kernel (1.3
-    waves) and of the lean 5-per-SM one (2.2; conftest.persistent_batch). Within the
-    16-bit bound of float64 on the cast inputs, and bitwise what the cp.async kernel (one CTA
-    per tile) gives for the same values."""
-    x, w, b = make_inputs((persistent_batch(waves, 14), 3, 20, 9, 30, 32, 3, 3, 3), device="cuda")
+    waves) and of the lean 5-per-SM one (2.2; conftest.persistent_batch); at C_out = 29
+    (N = 32) the lean 4-per-SM one (1.9). Within the 16-bit bound of float64 on the cast
+    inputs, and bitwise what the cp.async kernel (one CTA per tile) gives for the same values."""
+    x, w, b = make_inputs((persistent_batch(waves, 14), 3, c_out, 9, 30, 32, 3, 3, 3), device="cuda")
     with torch.autocast("cuda", dtype=low):
         assert _fused_autocast(fusedconv.kernel_path(x, w, b))
         ours, one_per_tile = _op(x, w, b), _op(misaligned_copy(x), w, b)

@@ -335,18 +335,34 @@ def test_persistent_ctas_take_several_items(waves, mode):
     assert torch.equal(y, _check(mode, misaligned_copy(x), w, b, 2))
 
 
+# C_out = 29 (N = 32): at 1.9 waves the lean 4-per-SM kernels take two rounds of items where
+# 16-bit's 3-per-SM kernel takes three, and they replace TF32's retiring kernel (the same 4 per
+# SM; the ctest RetireRule.LeanAtN32MatchesTheLab).
+@pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
+@pytest.mark.parametrize("mode", ["high", "bf16", "fp16"])
+@pytest.mark.parametrize("dim", [2, 3])
+def test_lean_kernels_at_width_32(mode, dim):
+    shape = (persistent_batch(1.9, 14), 3, 29, 9, 30, 32, 3, 3, 3)
+    if dim == 3:  # the same 14 tiles per batch index along (D, W); W stays contiguous for TMA
+        shape = shape[:3] + (30, 9, 32) + shape[6:]
+    x, w, b = make_inputs(shape, dtype=MODES[mode][0], device="cuda", dist="rand")
+    y = _check(mode, x, w, b, dim)
+    assert torch.equal(y, _check(mode, misaligned_copy(x), w, b, dim))
+
+
 @pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
 @pytest.mark.skipif(not hasattr(torch.ops.fusedconv, "backward"), reason="no backward op")
 @pytest.mark.parametrize("mode", ["highest", "high", "bf16"])
-@pytest.mark.parametrize("waves", [1.9, 2.2])
-def test_persistent_ctas_track_the_argmin(waves, mode):
+@pytest.mark.parametrize("waves, c_out", [(1.9, 20), (2.2, 20), (1.9, 29)])
+def test_persistent_ctas_track_the_argmin(waves, c_out, mode):
     """The backward recomputes each column's argmin with the fused forward: persistent CTAs
-    (several items each) must find the same argmins as one CTA per item. At 2.2 waves the
-    forward alone takes the lean kernels, which have no argmin; the recompute must not.
+    (several items each) must find the same argmins as one CTA per item. At 2.2 waves (C_out
+    = 20) and 1.9 (C_out = 29) the forward alone takes the lean kernels, which have no argmin;
+    the recompute must not.
     (Too many columns for a float64 comparison without near-ties; test_argmin_through_backward
     does that.)"""
     dtype = MODES[mode][0]
-    x, w, b = make_inputs((persistent_batch(waves, 14), 3, 20, 9, 30, 32, 3, 3, 3), dtype=dtype, device="cuda")
+    x, w, b = make_inputs((persistent_batch(waves, 14), 3, c_out, 9, 30, 32, 3, 3, 3), dtype=dtype, device="cuda")
     grads = []
     for x_in in (x, misaligned_copy(x)):
         with float32_precision(_precision(mode)):

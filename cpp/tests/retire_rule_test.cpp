@@ -61,6 +61,19 @@ TEST(RetireRule, LeanTf32MatchesTheLab) {
   }
 }
 
+// N = 32 (C_out 25..32), lean at 4 per SM (session 21 lab, reference shape at C_out = 32, 16 tiles
+// per batch index): bf16 against its 3-per-SM kernel, TF32 against its retiring 4-per-SM one,
+// which the lean kernel replaces wherever that one runs (the same kernel without the argmin).
+TEST(RetireRule, LeanAtN32MatchesTheLab) {
+  for (const long long tiles : {1024LL, 2048LL, 4096LL}) {  // B = 64, 128, 256: all faster lean
+    SCOPED_TRACE("tiles " + std::to_string(tiles));
+    EXPECT_TRUE(lean_pays(tiles, 3, 0, 4, kH200Sms));
+    EXPECT_TRUE(lean_pays(tiles, 3, 4, 4, kH200Sms));
+  }
+  EXPECT_FALSE(lean_pays(300, 3, 0, 4, kH200Sms));  // one round either way
+  EXPECT_FALSE(lean_pays(300, 3, 4, 4, kH200Sms));  // (TF32 keeps 3 per SM there)
+}
+
 // The tests' persistent batches (tests/conftest.py, persistent_batch: 14 tiles per batch index,
 // waves of 4 CTAs per SM) take the kernels their docstring names.
 TEST(RetireRule, PersistentTestBatchesTakeTheNamedKernels) {

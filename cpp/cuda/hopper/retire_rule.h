@@ -27,9 +27,11 @@ constexpr long long kLeanFromRounds = 4;
 
 // Whether the lean kernel (lean_per_sm CTAs per SM) beats the one it replaces on a persistent
 // grid of `items`: the retiring kernel (retire_per_sm; 0: the mode has none) where that beats
-// the kept one, else the kept one.
+// the kept one, else the kept one. At equal CTAs per SM it replaces the retiring kernel
+// always: it is that kernel without the argmin.
 inline bool lean_pays(long long items, int keep_per_sm, int retire_per_sm, int lean_per_sm, int sms) {
   const bool retire = retire_per_sm > 0 && retiring_pays(items, keep_per_sm, retire_per_sm, sms, kRetireFromRounds);
+  if (retire && retire_per_sm == lean_per_sm) return true;
   return retiring_pays(items, retire ? retire_per_sm : keep_per_sm, lean_per_sm, sms, kLeanFromRounds);
 }
 

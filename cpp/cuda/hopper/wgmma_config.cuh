@@ -63,11 +63,11 @@ struct WgmmaConfig {
   // TMA rounded up to 16 bytes (24 16-bit elements).
   static constexpr int kRowPitch =
       kTma ? round_up(kTileQ + kMaxKQ - 1, 16 / int(sizeof(Element_))) : kTileQ + kMaxKQ - 1;
-  // kRetireEachPlane (TF32 one chunk; 16-bit operands at N = 24, k_r = 3 by TMA): a step retires
-  // its plane's wgmmas before folding the output plane they complete and gathering the next
-  // plane into the one A buffer, so kKR accumulators and one A buffer suffice (fewer
+  // kRetireEachPlane (TF32 one chunk; 16-bit operands at N = 24 or 32, k_r = 3 by TMA): a step
+  // retires its plane's wgmmas before folding the output plane they complete and gathering the
+  // next plane into the one A buffer, so kKR accumulators and one A buffer suffice (fewer
   // registers, more CTAs per SM).
-  static constexpr bool kRetire16 = sizeof(ValA_) == 2 && kN_ == 24 && kKR_ == 3 && kTma_;
+  static constexpr bool kRetire16 = sizeof(ValA_) == 2 && (kN_ == 24 || kN_ == 32) && kKR_ == 3 && kTma_;
   static constexpr bool kRetireEachPlane =
       kRetire_ && kOneChunk_ && !kSplit3x_ && (sizeof(ValA_) == 4 || kRetire16);
   // Output planes in flight: the kKR a plane feeds plus the one being folded meanwhile.
@@ -131,9 +131,11 @@ struct WgmmaConfig {
   // only 2-3%: bf16 reference 52.35 -> 51.46 µs, at 5 49.75; B = 1024 358.3 -> 347.6 / 335.5);
   // the autocast kernels alike (v37: 96 registers, 68 B); without the argmin (v38) 16 B.
   // TF32 retiring without the argmin fits 5 too (v38: 96 registers, 8 B spilled; with it 140 B).
+  // At N = 32 the lean kernels (v39) take 4: 128 registers without a spill, where 5 spilled
+  // (bf16 56 B) and won at B >= 128 by 2-4% but lost 8% at B = 64 (lab, H200, session 21).
   static constexpr int kMinBlocks =
       kSplit3x ? 2
-               : (kRetireEachPlane && (sizeof(ValA) == 2 || !kArgmin)) ? 5
+               : (kRetireEachPlane && (sizeof(ValA) == 2 || !kArgmin)) ? (kN <= 24 ? 5 : 4)
                : ((kN <= 16 || (sizeof(ValA) == 2 && kN <= 24 && (sizeof(Element) == 2 || kTma)) ||
                    kRetireEachPlane)
                       ? 4

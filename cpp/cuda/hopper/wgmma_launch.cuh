@@ -208,9 +208,9 @@ struct WidthKernels {
     return retiring_pays(tile_ctas(p, g), with_kr<true, 0, false, kTma>(p.k_r, per_sm),
                          with_kr<true, 0, true, kTma>(p.k_r, per_sm), sms, from_rounds);
   }
-  // At N = 24 and k_r = 3 by TMA, TF32 and 16-bit operands (bf16, fp16 and the autocast
+  // At N = 24 and 32, k_r = 3 by TMA, TF32 and 16-bit operands (bf16, fp16 and the autocast
   // modes) also come as a lean kernel: retiring, without the argmin (which only the
-  // backward's recompute asks for), 5 CTAs per SM. Taken on persistent grids where it takes
+  // backward's recompute asks for), 5 CTAs per SM (N = 32: 4). Taken on persistent grids where it takes
   // fewer rounds of items than the kernel it replaces (TF32: retire_pays's choice, 16-bit: the
   // 4-per-SM one), or both take 4 or more. Measured on the H200 (lab, reference shape; tiles:
   // µs, v37 lab): 16-bit retiring with the argmin, bf16 4 per SM / 5: 640: 26.12 / 20.77 (2 / 1
@@ -220,8 +220,11 @@ struct WidthKernels {
   // (v38 lab), bf16 5 per SM with / without: 2048: 50.37 / 47.46, 16384: 337.4 / 315.7; TF32
   // retiring 4 per SM / lean 5: 640: 28.33 / 23.70 (2 / 1); 1024: 33.35 / 35.54 (2 / 2);
   // 1600: 52.97 / 47.94 (4 / 3); 2048: 60.01 / 57.74 (4 / 4); 4096: 111.7 / 107.7.
+  // At N = 32 (C_out 25..32; v39, lab, H200, session 21, 4 per SM, µs kept / lean): bf16
+  // (kept: 3 per SM) B = 64 40.4 / 33.4, 128 67.7 / 57.5, 256 123.3 / 106.7; TF32 (the retiring
+  // kernel, 4 per SM as the lean one) 36.3 / 36.1, 67.1 / 65.3, 128.2 / 123.6.
   using Lean = Cfg<3, true, 0, true, true, false>;
-  static constexpr bool kLeanKernels = N == 24 && Lean::kRetireEachPlane;
+  static constexpr bool kLeanKernels = (N == 24 || N == 32) && Lean::kRetireEachPlane;
   static bool takes_lean(const Params& p, int sms) {
     using Keep = Cfg<3, true, 0, false, true>;
     const WgGeometry g = make_wg_geometry<Keep>(p, sms);
