@@ -44,10 +44,14 @@ for shape in cases:
 # waves than the other at their CTAs per SM (an H200: 421 CTAs, 3 vs 4 per SM; k_r = 5: 300
 # CTAs, 2 vs 3); 600 TMA work items (W = 8: 16-byte rows), more than one wave, so persistent
 # CTAs that take several items each, in every mode (the forward, autocast too, on the lean
-# kernels at 5 per SM; the backward's recompute on the argmin ones).
+# kernels at 5 per SM; the backward's recompute on the argmin ones). The lean kernels at
+# N = 32 (4 per SM): 450 items, persistent (C_out = 29), and 500 CTAs in clusters of two
+# channel groups (C_out = 56), one wave where the kept kernels need two.
 for x_shape, w_shape, dims, grid_modes in (((421, 2, 4, 6, 7), (21, 2, 3, 3, 3), (2, 4), modes[1:2]),
                                            ((300, 2, 6, 6, 7), (21, 2, 5, 3, 3), (2,), modes[1:2]),
-                                           ((600, 2, 4, 6, 8), (21, 2, 3, 3, 3), (2,), modes)):
+                                           ((600, 2, 4, 6, 8), (21, 2, 3, 3, 3), (2,), modes),
+                                           ((450, 2, 4, 6, 8), (29, 2, 3, 3, 3), (2,), modes[1:]),
+                                           ((250, 2, 4, 6, 8), (56, 2, 3, 3, 3), (2,), modes[1:])):
     for dtype, prec in grid_modes:
         torch.set_float32_matmul_precision(prec)
         x = torch.randn(x_shape, device="cuda", dtype=dtype)
@@ -59,7 +63,7 @@ for x_shape, w_shape, dims, grid_modes in (((421, 2, 4, 6, 7), (21, 2, 3, 3, 3),
             if dtype == torch.float32:
                 y.sum().backward()
             path = torch.ops.fusedconv.kernel_path(x, wt, b, dim)
-            if dtype == torch.float32 and prec == "high" and x_shape[0] == 600:
+            if dtype == torch.float32 and prec == "high" and x_shape[0] in (600, 450, 250):
                 path += " | autocast " + autocast_path(x, wt, b, dim)
             torch.cuda.synchronize()
             print("large grid", x_shape, dtype, prec, dim, path, flush=True)

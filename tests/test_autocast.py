@@ -171,6 +171,20 @@ def test_fused_autocast_on_persistent_grids(waves, c_out, low):
     assert torch.equal(ours, one_per_tile)
 
 
+@pytest.mark.skipif(not _hopper(), reason="needs a compute capability 9.0 GPU")
+@pytest.mark.parametrize("low", LOW_DTYPES, ids=["bf16", "fp16"])
+def test_fused_autocast_with_channel_groups(low):
+    """C_out = 56: two channel groups of 28 (N = 32), a cluster of CTAs per tile; B = 18 is
+    504 CTAs, two waves of the 3-per-SM kernel and one of the lean 4-per-SM one. As above:
+    within the 16-bit bound, and bitwise what the cp.async kernel gives."""
+    x, w, b = make_inputs((18, 3, 56, 9, 30, 32, 3, 3, 3), device="cuda", dist="rand")
+    with torch.autocast("cuda", dtype=low):
+        assert _fused_autocast(fusedconv.kernel_path(x, w, b))
+        ours, one_per_tile = _op(x, w, b), _op(misaligned_copy(x), w, b)
+    assert rel_err(ours, reference(x.to(low), w.to(low), b.to(low))) <= rel_tol(low)
+    assert torch.equal(ours, one_per_tile)
+
+
 @requires_cuda
 def test_compiled_op_under_autocast_cuda():
     x, w, b = make_inputs(SHAPES[1], device="cuda")

@@ -350,6 +350,18 @@ def test_lean_kernels_at_width_32(mode, dim):
     assert torch.equal(y, _check(mode, misaligned_copy(x), w, b, dim))
 
 
+# Channel groups (C_out > 32: a cluster of CTAs per tile, not persistent): C_out = 40 (two
+# groups at N = 24) at B = 20 is 560 CTAs, C_out = 56 (N = 32) at B = 18 504: two waves of the
+# kept kernels, one of the lean ones (the ctest RetireRule.LeanOnClustersOnlyForFewerWaves).
+@pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
+@pytest.mark.parametrize("mode", ["high", "bf16", "fp16"])
+@pytest.mark.parametrize("c_out, batch", [(40, 20), (56, 18)])
+def test_lean_kernels_with_channel_groups(mode, c_out, batch):
+    x, w, b = make_inputs((batch, 3, c_out, 9, 30, 32, 3, 3, 3), dtype=MODES[mode][0], device="cuda", dist="rand")
+    y = _check(mode, x, w, b, 2)
+    assert torch.equal(y, _check(mode, misaligned_copy(x), w, b, 2))
+
+
 @pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
 @pytest.mark.skipif(not hasattr(torch.ops.fusedconv, "backward"), reason="no backward op")
 @pytest.mark.parametrize("mode", ["highest", "high", "bf16"])

@@ -210,9 +210,10 @@ struct WidthKernels {
   }
   // At N = 24 and 32, k_r = 3 by TMA, TF32 and 16-bit operands (bf16, fp16 and the autocast
   // modes) also come as a lean kernel: retiring, without the argmin (which only the
-  // backward's recompute asks for), 5 CTAs per SM (N = 32: 4). Taken on persistent grids where it takes
-  // fewer rounds of items than the kernel it replaces (TF32: retire_pays's choice, 16-bit: the
-  // 4-per-SM one), or both take 4 or more. Measured on the H200 (lab, reference shape; tiles:
+  // backward's recompute asks for), 5 CTAs per SM (N = 32: 4). Taken on persistent grids
+  // where it takes fewer rounds of items than the kernel it replaces (TF32: retire_pays's
+  // choice, 16-bit: the kept one), or both take 4 or more; with channel clusters (C_out > 32,
+  // one CTA per item) where it takes fewer waves. Measured on the H200 (lab, reference shape; tiles:
   // µs, v37 lab): 16-bit retiring with the argmin, bf16 4 per SM / 5: 640: 26.12 / 20.77 (2 / 1
   // rounds); 800: 27.65 / 27.58 (2 / 2); 1024: 29.97 / 31.21 (2 / 2); 1152: 37.03 / 33.79 (3 /
   // 2); 1280: 38.94 / 33.97 (3 / 2); 1536: 41.13 / 41.48 (3 / 3); 1792: 49.77 / 46.65 (4 / 3);
@@ -228,10 +229,10 @@ struct WidthKernels {
   static bool takes_lean(const Params& p, int sms) {
     using Keep = Cfg<3, true, 0, false, true>;
     const WgGeometry g = make_wg_geometry<Keep>(p, sms);
-    if (p.argmin != nullptr || g.n_split != 1) return false;
+    if (p.argmin != nullptr) return false;
     int retire_per_sm = 0;  // (16-bit operands have no retiring kernel besides the lean one)
     if constexpr (kRetireKernels) retire_per_sm = Cfg<3, true, 0, true, true>::kMinBlocks;
-    return lean_pays(tile_ctas(p, g), Keep::kMinBlocks, retire_per_sm, Lean::kMinBlocks, sms);
+    return lean_pays(tile_ctas(p, g), Keep::kMinBlocks, retire_per_sm, Lean::kMinBlocks, sms, g.n_split == 1);
   }
 
   // k_r = 1, 2, 3 and 5. k_r = 5 leaves out what has a fallback, because these kernels are
