@@ -155,34 +155,34 @@ def test_fused_autocast_nonfinite_and_determinism(low):
     assert assert_nonfinite_match(ours, by_hand) <= rel_tol(low)
 
 
+def _check_fused_autocast_rings_agree(x, w, b, low):
+    """The fused autocast kernel on float32 x: within the 16-bit bound of float64 on the cast
+    inputs, and bitwise what the cp.async kernel (one CTA per tile) gives for the same values."""
+    with torch.autocast("cuda", dtype=low):
+        assert _fused_autocast(fusedconv.kernel_path(x, w, b))
+        ours, one_per_tile = _op(x, w, b), _op(misaligned_copy(x), w, b)
+    assert rel_err(ours, reference(x.to(low), w.to(low), b.to(low))) <= rel_tol(low)
+    assert torch.equal(ours, one_per_tile)
+
+
 @pytest.mark.skipif(not _hopper(), reason="needs a compute capability 9.0 GPU")
 @pytest.mark.parametrize("low", LOW_DTYPES, ids=["bf16", "fp16"])
 @pytest.mark.parametrize("waves, c_out", [(1.3, 20), (2.2, 20), (1.9, 29)])
 def test_fused_autocast_on_persistent_grids(waves, c_out, low):
     """Float32 data past one wave of tiles: persistent CTAs of the 4-per-SM kernel (1.3
     waves) and of the lean 5-per-SM one (2.2; conftest.persistent_batch); at C_out = 29
-    (N = 32) the lean 4-per-SM one (1.9). Within the 16-bit bound of float64 on the cast
-    inputs, and bitwise what the cp.async kernel (one CTA per tile) gives for the same values."""
+    (N = 32) the lean 4-per-SM one (1.9)."""
     x, w, b = make_inputs((persistent_batch(waves, 14), 3, c_out, 9, 30, 32, 3, 3, 3), device="cuda")
-    with torch.autocast("cuda", dtype=low):
-        assert _fused_autocast(fusedconv.kernel_path(x, w, b))
-        ours, one_per_tile = _op(x, w, b), _op(misaligned_copy(x), w, b)
-    assert rel_err(ours, reference(x.to(low), w.to(low), b.to(low))) <= rel_tol(low)
-    assert torch.equal(ours, one_per_tile)
+    _check_fused_autocast_rings_agree(x, w, b, low)
 
 
 @pytest.mark.skipif(not _hopper(), reason="needs a compute capability 9.0 GPU")
 @pytest.mark.parametrize("low", LOW_DTYPES, ids=["bf16", "fp16"])
 def test_fused_autocast_with_channel_groups(low):
     """C_out = 56: two channel groups of 28 (N = 32), a cluster of CTAs per tile; B = 18 is
-    504 CTAs, two waves of the 3-per-SM kernel and one of the lean 4-per-SM one. As above:
-    within the 16-bit bound, and bitwise what the cp.async kernel gives."""
+    504 CTAs, two waves of the 3-per-SM kernel and one of the lean 4-per-SM one."""
     x, w, b = make_inputs((18, 3, 56, 9, 30, 32, 3, 3, 3), device="cuda", dist="rand")
-    with torch.autocast("cuda", dtype=low):
-        assert _fused_autocast(fusedconv.kernel_path(x, w, b))
-        ours, one_per_tile = _op(x, w, b), _op(misaligned_copy(x), w, b)
-    assert rel_err(ours, reference(x.to(low), w.to(low), b.to(low))) <= rel_tol(low)
-    assert torch.equal(ours, one_per_tile)
+    _check_fused_autocast_rings_agree(x, w, b, low)
 
 
 @requires_cuda

@@ -137,6 +137,13 @@ def _check(mode, x, w, b, dim, expect_path=None):
     return y
 
 
+def _check_rings_agree(mode, x, w, b, dim):
+    """_check, and bitwise the same result for the same values one element further on, which
+    the cp.async ring (one CTA per work item) loads instead of TMA: the same sums."""
+    y = _check(mode, x, w, b, dim)
+    assert torch.equal(y, _check(mode, misaligned_copy(x), w, b, dim))
+
+
 @pytest.mark.parametrize("dist", ["randn", "rand"])
 @pytest.mark.parametrize("mode", list(MODES))
 @pytest.mark.parametrize("dim", [2, 3, 4])
@@ -319,9 +326,7 @@ TMA_SHAPES = [
 @pytest.mark.parametrize("shape", TMA_SHAPES, ids=["x".join(map(str, s)) for s in TMA_SHAPES])
 def test_tma_and_cp_async_rings_agree(shape, dim, mode):
     x, w, b = make_inputs(shape, dtype=MODES[mode][0], device="cuda")
-    y = _check(mode, x, w, b, dim)
-    # The same values one element further on, through the cp.async ring: same sums, same bits.
-    assert torch.equal(y, _check(mode, misaligned_copy(x), w, b, dim))
+    _check_rings_agree(mode, x, w, b, dim)
 
 
 # (B, 3, 20, 9, 30, 32) with k = 3 along dim 2: 28 x 30 outputs per plane, 7 x 2 tiles of 4 x 16.
@@ -331,8 +336,7 @@ def test_tma_and_cp_async_rings_agree(shape, dim, mode):
 def test_persistent_ctas_take_several_items(waves, mode):
     shape = (persistent_batch(waves, 14), 3, 20, 9, 30, 32, 3, 3, 3)
     x, w, b = make_inputs(shape, dtype=MODES[mode][0], device="cuda", dist="rand" if waves > 1.5 else "randn")
-    y = _check(mode, x, w, b, 2)
-    assert torch.equal(y, _check(mode, misaligned_copy(x), w, b, 2))
+    _check_rings_agree(mode, x, w, b, 2)
 
 
 # C_out = 29 (N = 32): at 1.9 waves the lean 4-per-SM kernels take two rounds of items where
@@ -346,8 +350,7 @@ def test_lean_kernels_at_width_32(mode, dim):
     if dim == 3:  # the same 14 tiles per batch index along (D, W); W stays contiguous for TMA
         shape = shape[:3] + (30, 9, 32) + shape[6:]
     x, w, b = make_inputs(shape, dtype=MODES[mode][0], device="cuda", dist="rand")
-    y = _check(mode, x, w, b, dim)
-    assert torch.equal(y, _check(mode, misaligned_copy(x), w, b, dim))
+    _check_rings_agree(mode, x, w, b, dim)
 
 
 # Channel groups (C_out > 32: a cluster of CTAs per tile, not persistent): C_out = 40 (two
@@ -358,8 +361,7 @@ def test_lean_kernels_at_width_32(mode, dim):
 @pytest.mark.parametrize("c_out, batch", [(40, 20), (56, 18)])
 def test_lean_kernels_with_channel_groups(mode, c_out, batch):
     x, w, b = make_inputs((batch, 3, c_out, 9, 30, 32, 3, 3, 3), dtype=MODES[mode][0], device="cuda", dist="rand")
-    y = _check(mode, x, w, b, 2)
-    assert torch.equal(y, _check(mode, misaligned_copy(x), w, b, 2))
+    _check_rings_agree(mode, x, w, b, 2)
 
 
 @pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
