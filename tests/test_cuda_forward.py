@@ -310,13 +310,14 @@ def test_strided_inputs_without_copies(layout, mode):
 # W a multiple of 8 covers bfloat16 too; k_r != 5): odd sizes otherwise, extent-1 batch and
 # channel axes, an R split, a channel split (C_out = 40, 64), K in chunks (K = 45, 144).
 # "highest" loads by TMA only past one wave of tiles (WidthKernels::tma_candidate): the last
-# shape has 320 tiles (2 channel groups; an H200 holds 264 3xTF32 CTAs at once).
+# shape has 420 tiles (2 channel groups of N = 24; an H200 holds 396 such 3xTF32 CTAs at once,
+# 3 per SM since v41).
 TMA_SHAPES = [
     (3, 3, 24, 11, 13, 24, 3, 3, 3),
     (1, 1, 7, 5, 9, 8, 2, 3, 3),
     (2, 5, 40, 7, 10, 16, 3, 3, 3),
     (1, 16, 64, 6, 20, 24, 3, 3, 3),
-    (160, 3, 40, 5, 6, 16, 3, 3, 3),
+    (210, 3, 40, 5, 6, 16, 3, 3, 3),
 ]
 
 
@@ -341,9 +342,10 @@ def test_persistent_ctas_take_several_items(waves, mode):
 
 # C_out = 29 (N = 32): at 1.9 waves the lean 4-per-SM kernels take two rounds of items where
 # 16-bit's 3-per-SM kernel takes three, and they replace TF32's retiring kernel (the same 4 per
-# SM; the ctest RetireRule.LeanAtN32MatchesTheLab).
+# SM; the ctest RetireRule.LeanAtN32MatchesTheLab). 3xTF32's lean kernel (3 per SM) takes three
+# rounds where its kept one (2 per SM) takes four (RetireRule.HighestLeanAtN32).
 @pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
-@pytest.mark.parametrize("mode", ["high", "bf16", "fp16"])
+@pytest.mark.parametrize("mode", ["highest", "high", "bf16", "fp16"])
 @pytest.mark.parametrize("dim", [2, 3])
 def test_lean_kernels_at_width_32(mode, dim):
     shape = (persistent_batch(1.9, 14), 3, 29, 9, 30, 32, 3, 3, 3)
@@ -356,9 +358,14 @@ def test_lean_kernels_at_width_32(mode, dim):
 # Channel groups (C_out > 32: a cluster of CTAs per tile, not persistent): C_out = 40 (two
 # groups at N = 24) at B = 20 is 560 CTAs, C_out = 56 (N = 32) at B = 18 504: two waves of the
 # kept kernels, one of the lean ones (the ctest RetireRule.LeanOnClustersOnlyForFewerWaves).
+# "highest" at C_out = 56, B = 26: 728 CTAs, three waves of its kept kernel (2 per SM), two of
+# its lean one (3 per SM).
+LEAN_GROUP_CASES = [(m, 40, 20) for m in ("high", "bf16", "fp16")] + [
+    (m, 56, 18) for m in ("high", "bf16", "fp16")] + [("highest", 56, 26)]
+
+
 @pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
-@pytest.mark.parametrize("mode", ["high", "bf16", "fp16"])
-@pytest.mark.parametrize("c_out, batch", [(40, 20), (56, 18)])
+@pytest.mark.parametrize("mode, c_out, batch", LEAN_GROUP_CASES)
 def test_lean_kernels_with_channel_groups(mode, c_out, batch):
     x, w, b = make_inputs((batch, 3, c_out, 9, 30, 32, 3, 3, 3), dtype=MODES[mode][0], device="cuda", dist="rand")
     _check_rings_agree(mode, x, w, b, 2)

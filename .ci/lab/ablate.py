@@ -13,8 +13,8 @@ def rep(a, b):
     global s
     assert s.count(a) == 1, a
     s = s.replace(a, b)
-rep("        gemm(tiled_mma, rA[0](_, _, s), tCrB(_, _, 0, t), a);\n",
-    "#if !LAB_NOWG\n        gemm(tiled_mma, rA[0](_, _, s), tCrB(_, _, 0, t), a);\n#endif\n")
+rep("        gemm(tiled_mma, rA[0](_, _, s), rB(_, _, 0, t), a);\n",
+    "#if !LAB_NOWG\n        gemm(tiled_mma, rA[0](_, _, s), rB(_, _, 0, t), a);\n#endif\n")
 rep("        if constexpr (Cfg::kSplit3x) {  // small terms first; small*small dropped",
     "        if constexpr (Cfg::kSplit3x && !LAB_NOWG) {  // small terms first; small*small dropped")
 rep("      if (loads_next(i)) ring.load_async(",
@@ -97,4 +97,8 @@ c = c.replace(a, "#ifdef LAB_TILEP\n  static constexpr int kTileP = LAB_TILEP, k
 a = "  static constexpr int kMaxSplit = 4;"
 assert a in c
 c = c.replace(a, "#ifdef LAB_MAXSPLIT\n  static constexpr int kMaxSplit = LAB_MAXSPLIT;\n#else\n" + a + "\n#endif")
+# LAB_REBUILDB: 1 rebuilds the B descriptors in every step, 0 holds them (kRebuildB).
+a = "  static constexpr bool kRebuildB = kSplit3x;"
+assert a in c
+c = c.replace(a, "#ifdef LAB_REBUILDB\n  static constexpr bool kRebuildB = LAB_REBUILDB;\n#else\n" + a + "\n#endif")
 open(f'{out}/cuda/hopper/wgmma_config.cuh', 'w').write(c)

@@ -87,6 +87,18 @@ TEST(RetireRule, LeanOnClustersOnlyForFewerWaves) {
   EXPECT_FALSE(lean_pays(300, 3, 4, 4, kH200Sms, false));   // one wave: TF32 keeps 3 per SM
 }
 
+// 3xTF32 at N = 32 (v41, lab, H200): the kept kernel 2 per SM (200 registers), the lean one 3;
+// C_out = 32 at B = 128 (2048 items): 199.7 -> 186.9 µs. The 1.9-wave test batch (72 x 14
+// items), sanitize_case's 800-item grid and the C_out = 56, B = 26 clusters take it.
+TEST(RetireRule, HighestLeanAtN32) {
+  EXPECT_TRUE(lean_pays(2048, 2, 0, 3, kH200Sms));         // 8 rounds -> 6
+  EXPECT_TRUE(lean_pays(72 * 14, 2, 0, 3, kH200Sms));      // 4 -> 3
+  EXPECT_TRUE(lean_pays(800, 2, 0, 3, kH200Sms));          // 4 -> 3
+  EXPECT_FALSE(lean_pays(450, 2, 0, 3, kH200Sms));         // 2 either way
+  EXPECT_TRUE(lean_pays(728, 2, 0, 3, kH200Sms, false));   // clusters: 3 waves -> 2
+  EXPECT_FALSE(lean_pays(504, 2, 0, 3, kH200Sms, false));  // 2 either way
+}
+
 // The tests' persistent batches (tests/conftest.py, persistent_batch: 14 tiles per batch index,
 // waves of 4 CTAs per SM) take the kernels their docstring names.
 TEST(RetireRule, PersistentTestBatchesTakeTheNamedKernels) {

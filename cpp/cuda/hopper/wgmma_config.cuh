@@ -67,9 +67,13 @@ struct WgmmaConfig {
   // retires its plane's wgmmas before folding the output plane they complete and gathering the
   // next plane into the one A buffer, so kKR accumulators and one A buffer suffice (fewer
   // registers, more CTAs per SM).
+  // 3xTF32 retires only in its lean kernel (no argmin) at N = 32, k_r = 3 by TMA (v41): 168
+  // registers, 3 CTAs per SM where the kept one takes 200 and 2 (lab, H200: 199.7 -> 186.9 µs
+  // at C_out = 32); at N = 24 the kept kernel holds 3 per SM too and the lean one lost 1-2%.
   static constexpr bool kRetire16 = sizeof(ValA_) == 2 && (kN_ == 24 || kN_ == 32) && kKR_ == 3 && kTma_;
+  static constexpr bool kRetire3x = kSplit3x_ && !kArgmin_ && kN_ == 32 && kKR_ == 3 && kTma_;
   static constexpr bool kRetireEachPlane =
-      kRetire_ && kOneChunk_ && !kSplit3x_ && (sizeof(ValA_) == 4 || kRetire16);
+      kRetire_ && kOneChunk_ && (kSplit3x_ ? kRetire3x : (sizeof(ValA_) == 4 || kRetire16));
   // Output planes in flight: the kKR a plane feeds plus the one being folded meanwhile.
   static constexpr int kAccSlots = kRetireEachPlane ? kKR : kKR + 1;
   static constexpr int kBlockK = 32 / int(sizeof(ValA));  // 8 (TF32) or 16 (16-bit): 32 B of K
@@ -91,7 +95,7 @@ struct WgmmaConfig {
   // reference equal); 16-bit operands lose (bf16 reference 83.0 -> 90.8, autocast 87.4 ->
   // 90.3) and so does 3xTF32 with its one A buffer (C_out = 64: 514.1 -> 555.3). A retiring
   // kernel always issues first (its one A buffer holds the next plane at the step's end).
-  static constexpr bool kIssueFirst = kOneChunk && !kSplit3x && (sizeof(ValA) == 4 || kRetireEachPlane);
+  static constexpr bool kIssueFirst = kOneChunk && (kRetireEachPlane || (!kSplit3x && sizeof(ValA) == 4));
   static constexpr int kLead = kIssueFirst ? 1 : 0;  // step i's barrier readies plane i + kLead
   // Ring slots: at step i, the plane the slowest warp may still gather (i - 1 + kLead), the
   // one the step's barrier readies (i + kLead) and kPrefetch in flight, so that one barrier
@@ -105,6 +109,12 @@ struct WgmmaConfig {
   }();
   static_assert(kSlots >= kPrefetch + 2 && kSlots % kAccSlots == 0 && kSlots % kABuffers == 0);
   static constexpr int kWeightCopies = kSplit3x ? 3 : 1;  // big, cross, small
+  // The B descriptors rebuilt in every plane step (one add each) instead of held across the
+  // plane loop (v41): held, 3xTF32's 36 at k_r = 3 (72 registers) took its one-chunk kernel
+  // to 237 registers, 2 CTAs per SM; rebuilt, 168 and 3 per SM (reference 206.3 -> 171.5 µs,
+  // B = 1024 1562 -> 1261, lab, H200). TF32 and bf16 hold theirs: rebuilt, their lean kernels
+  // were equal (TF32) or 2-4% slower (bf16).
+  static constexpr bool kRebuildB = kSplit3x;
   // 3xTF32 in one chunk splits each input plane once into (big, cross, small) planes in
   // shared memory; longer K splits in the gather (the planes would cost it an SM's second
   // CTA: 237 vs 260 µs on the reference, 350 vs 235 at C_in = 8 on the H200).
@@ -118,12 +128,15 @@ struct WgmmaConfig {
   // one chunk spills 68 B at 168 registers and still gains (113 -> 106 µs at C_out = 32,
   // 249 -> 212 at 64), TF32 N = 16 spills 40 B at 128 and gains (83 -> 73 µs at C_out = 16);
   // 16-bit N = 24 fits 128 (99 -> 84 µs, bf16 reference); TF32 N = 24 and 16-bit N = 32 lose
-  // at 128 (120 B spilled each); 3xTF32 needs ~234. float32 data with 16-bit operands
+  // at 128 (120 B spilled each); 3xTF32 needed ~234 (v40). float32 data with 16-bit operands
   // (autocast) at N = 24: 88.3 µs at 3 per SM vs 88.2 at 4 (B = 128), 616 vs 630 (B = 1024).
   // k_r = 5 holds two accumulators more and takes one CTA per SM less: at the k_r <= 3
   // bounds its one-chunk kernels spill (local ptxas, nvcc 13.0: TF32 N = 24 64 B at 168, bf16
-  // N = 24 320 B at 128, TF32 N = 32 retiring 1260 B at 128). 3xTF32 stays at 2 (255
-  // registers); at k_r = 5 it gathers in chunks (WidthKernels::kHasKR5).
+  // N = 24 320 B at 128, TF32 N = 32 retiring 1260 B at 128). 3xTF32 took 2 (255
+  // registers) until v41 rebuilt its B descriptors in each step (kRebuildB): its one-chunk
+  // kernel at N <= 24 now fits 3 without a spill (168 registers by TMA, 163-168 by cp.async
+  // at k_r = 2 and 3), at N = 32 it takes 200; at k_r = 5 it gathers in chunks
+  // (WidthKernels::kHasKR5).
   // Float32 data with 16-bit operands by TMA at N = 24 (autocast) also fits 128 (v34: 127
   // registers until v33's item loop took it to 162, 3 per SM; capped at 128 no spill at k_r = 1
   // and 3, 4 B at 2; lab, H200: reference 64.0 -> 55.1 µs, B = 1024 426 -> 381, B = 1 equal).
@@ -134,7 +147,7 @@ struct WgmmaConfig {
   // At N = 32 the lean kernels (v39) take 4: 128 registers without a spill, where 5 spilled
   // (bf16 56 B) and won at B >= 128 by 2-4% but lost 8% at B = 64 (lab, H200, session 21).
   static constexpr int kMinBlocks =
-      kSplit3x ? 2
+      kSplit3x ? ((kRetireEachPlane || (kOneChunk && kN <= 24)) ? 3 : 2)
                : (kRetireEachPlane && (sizeof(ValA) == 2 || !kArgmin)) ? (kN <= 24 ? 5 : 4)
                : ((kN <= 16 || (sizeof(ValA) == 2 && kN <= 24 && (sizeof(Element) == 2 || kTma)) ||
                    kRetireEachPlane)

@@ -12,7 +12,7 @@
 // grids and 16-bit operands on persistent ones (kRetireEachPlane) retire plane i's wgmmas
 // within its step instead and fold the output plane they complete at once: k_r accumulators
 // and one A buffer, so 4 CTAs (TF32) fit per SM, or 5 without the argmin (kArgmin false,
-// the forward's lean kernels). A finite bias is added once after the min (the epilogue),
+// the forward's lean kernels; 3xTF32's lean kernel at N = 32: 3). A finite bias is added once after the min (the epilogue),
 // otherwise per plane.
 // The main loop is unrolled over the ring's kSlots planes, so every ring slot,
 // accumulator, A buffer and B descriptor is a compile-time choice (ptxas serializes the
@@ -320,12 +320,25 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     fence_a(rA);
   };
 
+  // The B descriptors (1,1,1,tiles): tCrB, or (kRebuildB) rebuilt in each step from a base
+  // the compiler cannot hoist, so that they do not stay live across the plane loop.
+  auto b_descriptors = [&] {
+    if constexpr (Cfg::kRebuildB) {
+      ValA* base = sW;
+      asm volatile("" : "+l"(base));
+      return thr_mma.make_fragment_B(thr_mma.partition_B(make_tensor(make_smem_ptr(base), typename Cfg::SmemLayoutB{})));
+    } else {
+      return tCrB;
+    }
+  };
+
   // The wgmmas of one chunk (k-steps kstep0..) of plane i = i_begin + u (mod kSlots) into
   // the accumulators of output planes i - kr. Output planes outside [d_begin, d_end) are
   // computed too and never folded: no branch around a wgmma depends on them.
   auto issue = [&](FragA* rA, auto u_c, int kstep0, auto k_steps) __attribute__((always_inline)) {
     constexpr int u = decltype(u_c)::value;
     const auto b_tiles = k_steps * Int<KR>{};
+    auto rB = b_descriptors();
     CUTE_UNROLL
     for (int j = 0; j < kAcc; ++j) warpgroup_fence_operand(acc[j]);
     warpgroup_arrive();
@@ -338,11 +351,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
         const auto t = kr * k_steps + kstep;
         tiled_mma.accumulate_ = (kr == 0 && kstep == 0) ? GMMA::ScaleOut::Zero : GMMA::ScaleOut::One;
         if constexpr (Cfg::kSplit3x) {  // small terms first; small*small dropped
-          gemm(tiled_mma, rA[2](_, _, s), tCrB(_, _, 0, t + b_tiles), a);
+          gemm(tiled_mma, rA[2](_, _, s), rB(_, _, 0, t + b_tiles), a);
           tiled_mma.accumulate_ = GMMA::ScaleOut::One;
-          gemm(tiled_mma, rA[1](_, _, s), tCrB(_, _, 0, t + 2 * b_tiles), a);
+          gemm(tiled_mma, rA[1](_, _, s), rB(_, _, 0, t + 2 * b_tiles), a);
         }
-        gemm(tiled_mma, rA[0](_, _, s), tCrB(_, _, 0, t), a);
+        gemm(tiled_mma, rA[0](_, _, s), rB(_, _, 0, t), a);
       }
     }
     warpgroup_commit_batch();
@@ -472,6 +485,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     if constexpr (Cfg::kIssueFirst) {  // plane i_begin ready and gathered before the loop
       if constexpr (tma) wait_tma(0, i_begin);
       cp_async_wait<kPrefetch>();
+      split_plane(Int<0>{});
       __syncthreads();
       gather_fast(tCrA[0], slot_of(0));
     }

@@ -224,6 +224,9 @@ struct WidthKernels {
   // At N = 32 (C_out 25..32; v39, lab, H200, session 21, 4 per SM, µs kept / lean): bf16
   // (kept: 3 per SM) B = 64 40.4 / 33.4, 128 67.7 / 57.5, 256 123.3 / 106.7; TF32 (the retiring
   // kernel, 4 per SM as the lean one) 36.3 / 36.1, 67.1 / 65.3, 128.2 / 123.6.
+  // 3xTF32 has a lean kernel at N = 32 only (v41): 3 per SM where its kept kernel takes 2 (lab,
+  // H200, C_out = 32, B = 128: 199.7 / 186.9 µs); at N = 24 both take 3 and the lean one lost
+  // (171.5 / 172.8, B = 1024 1261 / 1290).
   using Lean = Cfg<3, true, 0, true, true, false>;
   static constexpr bool kLeanKernels = (N == 24 || N == 32) && Lean::kRetireEachPlane;
   static bool takes_lean(const Params& p, int sms) {
