@@ -17,6 +17,9 @@ rep("        gemm(tiled_mma, rA[0](_, _, s), rB(_, _, 0, t), a);\n",
     "#if !LAB_NOWG\n        gemm(tiled_mma, rA[0](_, _, s), rB(_, _, 0, t), a);\n#endif\n")
 rep("        if constexpr (Cfg::kSplit3x) {  // small terms first; small*small dropped",
     "        if constexpr (Cfg::kSplit3x && !LAB_NOWG) {  // small terms first; small*small dropped")
+# LAB_NOSPLIT: 3xTF32's split planes are not written (the gather reads what is there).
+rep("  auto split_plane = [&](auto u_c) __attribute__((always_inline)) {\n    if constexpr (Cfg::kSplitPlanes) {",
+    "  auto split_plane = [&](auto u_c) __attribute__((always_inline)) {\n    if constexpr (Cfg::kSplitPlanes && !LAB_NOSPLIT) {")
 rep("      if (loads_next(i)) ring.load_async(",
     "      if (!LAB_NOLOAD && loads_next(i)) ring.load_async(")
 # LAB_AOFF16: the fast path's A byte offsets (< 64 KB) two per register.
@@ -67,7 +70,7 @@ rep("      if (more) gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots
     "      if (more) gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots));\n      LAB_MARK(4);\n")
 defs = "".join(f"#ifndef LAB_{n}\n#define LAB_{n} 0\n#endif\n" for n in
                ["NOWG", "NOLOAD", "NOGATHER", "NOFOLD", "NOSYNC", "NOWEIGHTS", "TIMELINE", "AOFF16", "NOLOOP", "NOEPI",
-                "STEPS"])
+                "STEPS", "NOSPLIT"])
 defs += ("constexpr int kLabStepCtas = 512, kLabSteps = 32;\n"
          "__device__ unsigned lab_steps[kLabStepCtas][kLabSteps][5];\n"
          "#define LAB_MARK(k) do { if (LAB_STEPS && tid == 0 && blockIdx.x < kLabStepCtas && i - i_begin < kLabSteps) {"
