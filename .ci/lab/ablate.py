@@ -35,6 +35,16 @@ rep("        put(rA, v, s, slot, a_off[s][v] + a_row_bytes(v, s));",
 rep("        put(rA, v, s, slot, a_off_at(s, v) + a_row_bytes(v, s));",
     "        if (LAB_NOGATHER) { for (int q = 0; q < kParts; ++q) rA[q](v, 0, s) = ValA(__int_as_float(a_off_at(s, v) + v)); }\n"
     "        else put(rA, v, s, slot, a_off_at(s, v) + a_row_bytes(v, s));")
+# LAB_FOLDFIRST: one A buffer (3xTF32 in one chunk) folds right after its step's wait, before
+# the gather and the wgmmas, instead of after them.
+rep("""      if constexpr (kABuf == 1) warpgroup_wait<0>();  // the buffer's last reader is done
+      gather_fast(rA, slot_of(u));""", """      if constexpr (kABuf == 1) warpgroup_wait<0>();  // the buffer's last reader is done
+      if (LAB_FOLDFIRST && kABuf == 1 && d_fold >= d_begin) fold(a_fold, d_fold);
+      gather_fast(rA, slot_of(u));""")
+rep("""      else if constexpr (kABuf == 2) warpgroup_wait<1>();  // plane i - 1 is done
+      if (d_fold >= d_begin) fold(a_fold, d_fold);""", """      else if constexpr (kABuf == 2) warpgroup_wait<1>();  // plane i - 1 is done
+      if (!(LAB_FOLDFIRST && kABuf == 1))
+      if (d_fold >= d_begin) fold(a_fold, d_fold);""")
 assert s.count("      if (d_fold >= d_begin) fold(a_fold, d_fold);\n") == 3
 s = s.replace("      if (d_fold >= d_begin) fold(a_fold, d_fold);\n",
               "      if (!LAB_NOFOLD && d_fold >= d_begin) fold(a_fold, d_fold);\n")
@@ -70,7 +80,7 @@ rep("      if (more) gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots
     "      if (more) gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots));\n      LAB_MARK(4);\n")
 defs = "".join(f"#ifndef LAB_{n}\n#define LAB_{n} 0\n#endif\n" for n in
                ["NOWG", "NOLOAD", "NOGATHER", "NOFOLD", "NOSYNC", "NOWEIGHTS", "TIMELINE", "AOFF16", "NOLOOP", "NOEPI",
-                "STEPS", "NOSPLIT"])
+                "STEPS", "NOSPLIT", "FOLDFIRST"])
 defs += ("constexpr int kLabStepCtas = 512, kLabSteps = 32;\n"
          "__device__ unsigned lab_steps[kLabStepCtas][kLabSteps][5];\n"
          "#define LAB_MARK(k) do { if (LAB_STEPS && tid == 0 && blockIdx.x < kLabStepCtas && i - i_begin < kLabSteps) {"
