@@ -12,8 +12,8 @@
 // grids and 16-bit operands on persistent ones (kRetireEachPlane) retire plane i's wgmmas
 // within its step instead and fold the output plane they complete at once: k_r accumulators
 // and one A buffer, so 4 CTAs (TF32) fit per SM, or 5 without the argmin (kArgmin false,
-// the forward's lean kernels; 3xTF32's lean kernel at N = 32: 3). A finite bias is added once after the min (the epilogue),
-// otherwise per plane.
+// the forward's lean kernels; 3xTF32's lean kernel at N = 32: 3). A finite bias is added
+// once after the min (the epilogue), otherwise per plane.
 // The main loop is unrolled over the ring's kSlots planes, so every ring slot,
 // accumulator, A buffer and B descriptor is a compile-time choice (ptxas serializes the
 // wgmmas when an accumulator is picked at run time).
@@ -321,7 +321,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   };
 
   // The B descriptors (1,1,1,tiles): tCrB, or (kRebuildB) rebuilt in each step from a base
-  // the compiler cannot hoist, so that they do not stay live across the plane loop.
+  // the compiler cannot hoist (the empty asm hides its value), so that they do not stay live
+  // across the plane loop.
   auto b_descriptors = [&] {
     if constexpr (Cfg::kRebuildB) {
       ValA* base = sW;
