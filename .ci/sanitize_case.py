@@ -47,7 +47,9 @@ for shape in cases:
 # kernels at 5 per SM; the backward's recompute on the argmin ones). The lean kernels at
 # N = 32 (4 per SM): 450 items, persistent (C_out = 29), and 500 CTAs in clusters of two
 # channel groups (C_out = 56), one wave where the kept kernels need two. 3xTF32's lean kernel
-# (N = 32, 3 per SM): 800 items, three rounds where its kept kernel takes four.
+# (N = 32, 3 per SM): 800 items, three rounds where its kept kernel takes four. 2 x 32 tiles
+# (a 5 x 22 plane: 3 of them against 4 of 4 x 16; tile_rule.h): the lean kernels at N = 24 and
+# 32 and 3xTF32's kept one (with its argmin, in the backward) on 1200 items.
 # (The last column: also under autocast, in TF32's run.)
 for x_shape, w_shape, dims, grid_modes, autocast in (
         ((421, 2, 4, 6, 7), (21, 2, 3, 3, 3), (2, 4), modes[1:2], False),
@@ -55,7 +57,9 @@ for x_shape, w_shape, dims, grid_modes, autocast in (
         ((600, 2, 4, 6, 8), (21, 2, 3, 3, 3), (2,), modes, True),
         ((450, 2, 4, 6, 8), (29, 2, 3, 3, 3), (2,), modes[1:], True),
         ((250, 2, 4, 6, 8), (56, 2, 3, 3, 3), (2,), modes[1:], True),
-        ((800, 2, 4, 6, 8), (29, 2, 3, 3, 3), (2,), modes[:1], False)):
+        ((800, 2, 4, 6, 8), (29, 2, 3, 3, 3), (2,), modes[:1], False),
+        ((400, 2, 4, 7, 24), (20, 2, 3, 3, 3), (2,), modes, True),
+        ((400, 2, 4, 7, 24), (29, 2, 3, 3, 3), (2,), modes[1:], True)):
     for dtype, prec in grid_modes:
         torch.set_float32_matmul_precision(prec)
         x = torch.randn(x_shape, device="cuda", dtype=dtype)

@@ -167,12 +167,14 @@ def _check_fused_autocast_rings_agree(x, w, b, low):
 
 @pytest.mark.skipif(not _hopper(), reason="needs a compute capability 9.0 GPU")
 @pytest.mark.parametrize("low", LOW_DTYPES, ids=["bf16", "fp16"])
-@pytest.mark.parametrize("waves, c_out", [(1.3, 20), (2.2, 20), (1.9, 29)])
-def test_fused_autocast_on_persistent_grids(waves, c_out, low):
+@pytest.mark.parametrize("waves, c_out, h", [(1.3, 20, 30), (2.2, 20, 30), (1.9, 29, 30), (2.2, 20, 31), (1.9, 29, 31)])
+def test_fused_autocast_on_persistent_grids(waves, c_out, h, low):
     """Float32 data past one wave of tiles: persistent CTAs of the 4-per-SM kernel (1.3
     waves) and of the lean 5-per-SM one (2.2; conftest.persistent_batch); at C_out = 29
-    (N = 32) the lean 4-per-SM one (1.9)."""
-    x, w, b = make_inputs((persistent_batch(waves, 14), 3, c_out, 9, 30, 32, 3, 3, 3), device="cuda")
+    (N = 32) the lean 4-per-SM one (1.9). H = 31 (a 29 x 30 plane: 15 tiles of 2 x 32, the
+    last row of them half empty, against 16 of 4 x 16) runs the lean ones on 2 x 32 tiles."""
+    tiles = 14 if h == 30 else 16  # of 4 x 16, which the lean rule counts
+    x, w, b = make_inputs((persistent_batch(waves, tiles), 3, c_out, 9, h, 32, 3, 3, 3), device="cuda")
     _check_fused_autocast_rings_agree(x, w, b, low)
 
 

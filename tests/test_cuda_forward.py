@@ -355,6 +355,24 @@ def test_lean_kernels_at_width_32(mode, dim):
     _check_rings_agree(mode, x, w, b, dim)
 
 
+# A 29 x 30 output plane (H = 31, W = 32): 16 tiles of 4 x 16, or 15 of 2 x 32 whose last row
+# is half empty. Past one wave the lean kernels (C_out = 20: N = 24 at 2.2 waves; 29: N = 32 at
+# 1.9) take 2 x 32 tiles, and so does 3xTF32's kept kernel at N = 24 where that saves a round of
+# items (1.55 waves: two rounds instead of three at 3 per SM) (tile_rule.h; the ctest TileRule
+# checks the choices); the cp.async ring's 4 x 16 tiles must give the same bits.
+@pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
+@pytest.mark.parametrize("mode", ["highest", "high", "bf16", "fp16"])
+@pytest.mark.parametrize("c_out", [20, 29])
+@pytest.mark.parametrize("dim", [2, 3])
+def test_wide_tiles_on_persistent_grids(mode, c_out, dim):
+    waves = 1.55 if mode == "highest" else 2.2 if c_out == 20 else 1.9
+    shape = (persistent_batch(waves, 16), 3, c_out, 9, 31, 32, 3, 3, 3)
+    if dim == 3:  # the same plane along (D, W)
+        shape = shape[:3] + (31, 9, 32) + shape[6:]
+    x, w, b = make_inputs(shape, dtype=MODES[mode][0], device="cuda", dist="rand" if c_out == 29 else "randn")
+    _check_rings_agree(mode, x, w, b, dim)
+
+
 # Channel groups (C_out > 32: a cluster of CTAs per tile, not persistent): C_out = 40 (two
 # groups at N = 24) at B = 20 is 560 CTAs, C_out = 56 (N = 32) at B = 18 504: two waves of the
 # kept kernels, one of the lean ones (the ctest RetireRule.LeanOnClustersOnlyForFewerWaves).
@@ -371,19 +389,33 @@ def test_lean_kernels_with_channel_groups(mode, c_out, batch):
     _check_rings_agree(mode, x, w, b, 2)
 
 
+# The same clusters on the 29 x 30 plane (H = 31): the lean kernels there run 2 x 32 tiles
+# (C_out = 40 at B = 20: 600 CTAs, one wave of 5 per SM; 64 at B = 16: 480, one wave of 4), and
+# 3xTF32's kept kernel keeps 4 x 16 on clusters (wgmma_launch.cuh, takes_wide). New in v42 and
+# not yet run on a GPU when it was written (BENCHMARKS.md, v42).
+@pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
+@pytest.mark.parametrize("mode, c_out, batch", [("high", 40, 20), ("bf16", 40, 20), ("fp16", 40, 20),
+                                                ("high", 64, 16), ("bf16", 64, 16), ("highest", 40, 40)])
+def test_wide_tiles_with_channel_groups(mode, c_out, batch):
+    x, w, b = make_inputs((batch, 3, c_out, 9, 31, 32, 3, 3, 3), dtype=MODES[mode][0], device="cuda", dist="rand")
+    _check_rings_agree(mode, x, w, b, 2)
+
+
 @pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
 @pytest.mark.skipif(not hasattr(torch.ops.fusedconv, "backward"), reason="no backward op")
 @pytest.mark.parametrize("mode", ["highest", "high", "bf16"])
-@pytest.mark.parametrize("waves, c_out", [(1.9, 20), (2.2, 20), (1.9, 29)])
-def test_persistent_ctas_track_the_argmin(waves, c_out, mode):
+@pytest.mark.parametrize("waves, c_out, h", [(1.9, 20, 30), (2.2, 20, 30), (1.9, 29, 30), (1.55, 20, 31)])
+def test_persistent_ctas_track_the_argmin(waves, c_out, h, mode):
     """The backward recomputes each column's argmin with the fused forward: persistent CTAs
     (several items each) must find the same argmins as one CTA per item. At 2.2 waves (C_out
     = 20) and 1.9 (C_out = 29) the forward alone takes the lean kernels, which have no argmin;
-    the recompute must not.
+    the recompute must not. At H = 31 and 1.55 waves "highest" recomputes on 2 x 32 tiles
+    (3xTF32's kept kernel; test_wide_tiles_on_persistent_grids).
     (Too many columns for a float64 comparison without near-ties; test_argmin_through_backward
     does that.)"""
     dtype = MODES[mode][0]
-    x, w, b = make_inputs((persistent_batch(waves, 14), 3, c_out, 9, 30, 32, 3, 3, 3), dtype=dtype, device="cuda")
+    tiles = 14 if h == 30 else 16
+    x, w, b = make_inputs((persistent_batch(waves, tiles), 3, c_out, 9, h, 32, 3, 3, 3), dtype=dtype, device="cuda")
     grads = []
     for x_in in (x, misaligned_copy(x)):
         with float32_precision(_precision(mode)):

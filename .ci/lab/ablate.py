@@ -103,9 +103,15 @@ c = open('cpp/cuda/hopper/wgmma_config.cuh').read()
 i = c.index("  static constexpr int kMinBlocks =")
 a = c[i:c.index(";", i) + 1]
 c = c.replace(a, "#ifdef LAB_MINB\n  static constexpr int kMinBlocks = LAB_MINB;\n#else\n" + a + "\n#endif")
-a = "  static constexpr int kTileP = 4, kTileQ = 16;\n"
+# LAB_TILEP: output rows per tile of every kernel the lab builds (4: 4 x 16, 2: 2 x 32).
+a = "  static constexpr int kTileP = kTileP_, kTileQ = 64 / kTileP_;\n"
 assert a in c
 c = c.replace(a, "#ifdef LAB_TILEP\n  static constexpr int kTileP = LAB_TILEP, kTileQ = 64 / LAB_TILEP;\n#else\n" + a + "#endif\n")
+# LAB_PITCH: the TMA kernels' footprint row pitch (elements; a TMA box row: 16-byte multiples).
+i = c.index("  static constexpr int kRowPitch =")
+a = c[i:c.index(";", i) + 1]
+c = c.replace(a, "#ifdef LAB_PITCH\n  static constexpr int kRowPitch = kTma_ ? LAB_PITCH : kTileQ + kMaxKQ - 1;\n"
+              "#else\n" + a + "\n#endif")
 # LAB_MAXSPLIT: the largest R split (CTAs per tile and channel group).
 a = "  static constexpr int kMaxSplit = 4;"
 assert a in c

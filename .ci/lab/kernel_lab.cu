@@ -69,6 +69,9 @@ using namespace fusedconv::fused;
 #ifndef LAB_TMA
 #define LAB_TMA 0  // WgmmaConfig's kTma_ (planes by TMA; the inputs must fit it)
 #endif
+#ifndef LAB_WIDE
+#define LAB_WIDE 0  // WgmmaConfig's kTileP_ = 2: 2 x 32 tiles at the config's pitch (TMA only)
+#endif
 #if LAB_MMASYNC
 using Elem = std::conditional_t<bool(LAB_BF16), cutlass::bfloat16_t, float>;
 using MmaOp = std::conditional_t<bool(LAB_BF16), cute::SM80_16x8x16_F32BF16BF16F32_TN,
@@ -89,15 +92,15 @@ constexpr auto lab_kernel = fused_conv_min_softmax_kernel<Cfg>;
 #elif LAB_BF16
 using Elem = cutlass::bfloat16_t;
 using Cfg = WgmmaConfig<Elem, Elem, LAB_N, LAB_KR, false, bool(LAB_ONE), LAB_CHUNK, bool(LAB_RETIRE),
-                        bool(LAB_TMA), !bool(LAB_NOARG)>;
+                        bool(LAB_TMA), !bool(LAB_NOARG), LAB_WIDE ? 2 : 4>;
 #elif LAB_F32BF16  // float32 x, weight and y; bfloat16 wgmma operands (an autocast kernel)
 using Elem = float;
 using Cfg = WgmmaConfig<float, cutlass::bfloat16_t, LAB_N, LAB_KR, false, bool(LAB_ONE), LAB_CHUNK, bool(LAB_RETIRE),
-                        bool(LAB_TMA), !bool(LAB_NOARG)>;
+                        bool(LAB_TMA), !bool(LAB_NOARG), LAB_WIDE ? 2 : 4>;
 #else
 using Elem = float;
 using Cfg = WgmmaConfig<float, cutlass::tfloat32_t, LAB_N, LAB_KR, bool(LAB_3X), bool(LAB_ONE), LAB_CHUNK, bool(LAB_RETIRE),
-                        bool(LAB_TMA), !bool(LAB_NOARG)>;
+                        bool(LAB_TMA), !bool(LAB_NOARG), LAB_WIDE ? 2 : 4>;
 #endif
 #if LAB_MMASYNC
 static cudaError_t lab_launch(const Params& p, const LabGeometry& g, cudaStream_t st) {

@@ -1,7 +1,8 @@
 #pragma once
 // Static configuration and run-time geometry of the Hopper (sm_90a) fused kernel.
 // One warpgroup per CTA; its 64 output positions are a 4 (P) x 16 (Q) tile, warp w owning
-// row w. C_out <= kN channels sit in one wgmma m64nNk* accumulator.
+// row w, or (kTileP_ = 2, some TMA kernels) a 2 x 32 tile, warps 2r and 2r + 1 owning row r.
+// C_out <= kN channels sit in one wgmma m64nNk* accumulator.
 // CuTe declares wgmma n = 24 only with CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED, which must be
 // set before its first header: cpp/CMakeLists.txt defines it for the whole object library.
 #if !defined(CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED)
@@ -39,8 +40,9 @@ template <int N> struct WgmmaOp<cutlass::half_t, N> {
 // kTma_: input planes load by TMA (inputs that tma_fits), else by cp.async.
 // kArgmin_: the kernel can write the argmin (the backward's recompute asks for it); false
 // compiles it out (an inference-only kernel, kVals registers fewer).
+// kTileP_: output rows per tile, 4 (tiles of 4 x 16) or 2 (2 x 32; TMA kernels only).
 template <class Element_, class ValA_, int kN_, int kKR_, bool kSplit3x_, bool kOneChunk_, int kLongChunk_ = 0,
-          bool kRetire_ = false, bool kTma_ = false, bool kArgmin_ = true>
+          bool kRetire_ = false, bool kTma_ = false, bool kArgmin_ = true, int kTileP_ = 4>
 struct WgmmaConfig {
   using Element = Element_;  // x, weight, bias and y element type
   using ValA = ValA_;        // operand type the wgmma consumes
@@ -53,16 +55,24 @@ struct WgmmaConfig {
   static constexpr bool kOneChunk = kOneChunk_;
   static constexpr bool kArgmin = kArgmin_;
   static constexpr int kThreads = 128;      // one warpgroup: 64 positions
-  static constexpr int kTileP = 4, kTileQ = 16;
+  static constexpr int kTileP = kTileP_, kTileQ = 64 / kTileP_;
+  static_assert(kTileP_ == 4 || (kTileP_ == 2 && kTma_), "4 x 16 tiles, or 2 x 32 by TMA");
   static constexpr int kMaxKQ = 5;
   // Planes by TMA: each footprint row is one TMA box row, which must be whole 16-byte
   // units. One kernel per ring: the cp.async ring's state, compiled into a TMA kernel as its
   // fallback, cost that kernel 7% (TF32) to 24% (bf16) on the reference (lab, session 16).
   static constexpr bool kTma = kTma_;
   // Footprint row pitch (elements): a footprint row, kTileQ + kMaxKQ - 1 = 20 elements; by
-  // TMA rounded up to 16 bytes (24 16-bit elements).
-  static constexpr int kRowPitch =
-      kTma ? round_up(kTileQ + kMaxKQ - 1, 16 / int(sizeof(Element_))) : kTileQ + kMaxKQ - 1;
+  // TMA a whole number of 16 bytes (the box row): 20 floats or 24 16-bit elements at 4 x 16.
+  // The 2 x 32 tile's rows of 36 would put the gather's kp taps 36 = 4 mod 32 words apart, in
+  // the banks of the kq taps' words: by a bank model of the gather's loads (.ci/lab/gather_banks.py:
+  // C_in = 3, 3 x 3 taps) 1.9 wavefronts per TF32 LDS (1.0 at 4 x 16), and on the H200 the
+  // TF32, autocast and 3xTF32 kernels lost 4-17% there (lab, session 23). 44 floats (1.0
+  // wavefront) and 48 16-bit elements (1.0) won instead (BENCHMARKS.md, v42).
+  static constexpr int kRowPitch = !kTma          ? kTileQ + kMaxKQ - 1
+                                   : kTileP_ == 2 ? (sizeof(Element_) == 4 ? 44 : 48)
+                                                  : round_up(kTileQ + kMaxKQ - 1, 16 / int(sizeof(Element_)));
+  static_assert(kRowPitch >= kTileQ + kMaxKQ - 1, "a pitch holds a footprint row");
   // kRetireEachPlane (TF32 one chunk; 16-bit operands at N = 24 or 32, k_r = 3 by TMA): a step
   // retires its plane's wgmmas before folding the output plane they complete and gathering the
   // next plane into the one A buffer, so kKR accumulators and one A buffer suffice (fewer

@@ -2,7 +2,7 @@
 // The Hopper fused kernel: conv3d as an implicit GEMM on wgmma (A from registers, B = the
 // weights from shared memory), streamed along the reduced axis R with rolling accumulators.
 //
-// CTA = one warpgroup = one batch index x a 4 x 16 tile of output positions (P, Q).
+// CTA = one warpgroup = one batch index x a 4 x 16 (or 2 x 32) tile of output positions (P, Q).
 // Input plane i is gathered from the ring ONCE (A: 64 positions x K = C_in*kP*kQ) and
 // multiplied by the k_r weight slices W_kr into the accumulators of the k_r output planes
 // d = i - kr it feeds; plane d's accumulator starts from zero (ScaleOut::Zero) at kr = 0.

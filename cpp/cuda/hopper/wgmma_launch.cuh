@@ -9,6 +9,7 @@
 #include <climits>
 
 #include "cuda/hopper/retire_rule.h"
+#include "cuda/hopper/tile_rule.h"
 #include "cuda/hopper/wgmma_entry.h"
 #include "cuda/hopper/wgmma_kernel.cuh"
 #include "cuda/smem_opt_in.cuh"
@@ -167,9 +168,10 @@ template <> struct ModeTypes<Mode::kFP16F32> {
 template <Mode kMode, int N>
 struct WidthKernels {
   using T = ModeTypes<kMode>;
-  template <int KR, bool kOneChunk, int kLongChunk = 0, bool kRetire = false, bool kTma = false, bool kArgmin = true>
+  template <int KR, bool kOneChunk, int kLongChunk = 0, bool kRetire = false, bool kTma = false, bool kArgmin = true,
+            int kTileP = 4>
   using Cfg = WgmmaConfig<typename T::Element, typename T::ValA, N, KR, T::kSplit3x, kOneChunk, kLongChunk, kRetire,
-                          kTma, kArgmin>;
+                          kTma, kArgmin, kTileP>;
   using AnyTma = Cfg<1, true, 0, false, true>;  // the TMA box and its checks do not depend on k_r or K
 
   // Whether p's planes can load by TMA: x fits (tma_fits) and k_r != 5 (its kernels, the
@@ -229,6 +231,25 @@ struct WidthKernels {
   // (171.5 / 172.8, B = 1024 1261 / 1290).
   using Lean = Cfg<3, true, 0, true, true, false>;
   static constexpr bool kLeanKernels = (N == 24 || N == 32) && Lean::kRetireEachPlane;
+  // The lean kernels (but 3xTF32's, not measured) and 3xTF32's kept kernel at N = 24, k_r = 3
+  // also come on 2 x 32 output tiles, taken where those cover the plane in fewer tiles, and for
+  // 3xTF32 where that saves a round of items (tile_rule.h). Lab (H200, session 23, reference shape, µs 4 x 16 / 2 x 32): TF32 lean B = 128
+  // 57.5 / 55.4, 1024 423.7 / 395.0; bf16 47.1 / 44.2, 319.9 / 294.2; autocast 49.6 / 46.1, 349.0
+  // / 323.7; 3xTF32 kept 171.9 / 162.5, 1236 / 1222; at C_out = 32 (N = 32) bf16 56.7 / 55.8,
+  // 384.1 / 357.4, TF32 64.6 / 64.2, 465.2 / 447.0; B = 64: TF32 35.2 / 35.4, autocast 30.9 / 29.9.
+  using LeanWide = Cfg<3, true, 0, true, true, false, 2>;
+  using KeptWide = Cfg<3, true, 0, false, true, true, 2>;
+  static constexpr bool kWideLean = kLeanKernels && !T::kSplit3x;
+  static constexpr bool kWideKept = T::kSplit3x && N == 24;
+  // (3xTF32's on one channel group only: its channel clusters never ran on 2 x 32 tiles.)
+  static bool takes_wide(const Params& p, int sms) {
+    if (p.k_r != 3 || !wide_tile_pays(p.p_out, p.q_out)) return false;
+    if constexpr (!T::kSplit3x) return true;
+    const WgGeometry narrow = make_wg_geometry<Cfg<3, true, 0, false, true>>(p, sms);
+    return narrow.n_split == 1 && wide_tile_saves_a_round(tile_ctas(p, narrow),
+                                                          tile_ctas(p, make_wg_geometry<KeptWide>(p, sms)),
+                                                          KeptWide::kMinBlocks, sms);
+  }
   static bool takes_lean(const Params& p, int sms) {
     using Keep = Cfg<3, true, 0, false, true>;
     const WgGeometry g = make_wg_geometry<Keep>(p, sms);
@@ -273,10 +294,18 @@ struct WidthKernels {
     const bool kr5 = p.k_r == 5;
     if (k_plane <= Any::kOneChunkK && (!kr5 || kHasKR5<true, 0>)) {
       if constexpr (kTma && kLeanKernels) {
-        if (p.k_r == 3 && takes_lean(p, sms)) return f(Lean{});
+        if (p.k_r == 3 && takes_lean(p, sms)) {
+          if constexpr (kWideLean) {
+            if (takes_wide(p, sms)) return f(LeanWide{});
+          }
+          return f(Lean{});
+        }
       }
       if constexpr (kRetireKernels) {
         if (retire_pays<kTma>(p, sms)) return with_kr<true, 0, true, kTma>(p.k_r, f);
+      }
+      if constexpr (kTma && kWideKept) {
+        if (takes_wide(p, sms)) return f(KeptWide{});
       }
       return with_kr<true, 0, false, kTma>(p.k_r, f);
     }
@@ -305,22 +334,25 @@ Fit plan_width(const Params& p, int max_smem_bytes) {
   return W::with_config(p, sms, false, plan);
 }
 
-// As plan_width; the TMA kernels also need the driver to encode x's tensor map.
+// As plan_width; a TMA kernel also needs the driver to encode x's tensor map for its box
+// (which depends on its tile), else the cp.async kernel runs.
 template <Mode kMode, int N>
 cudaError_t launch_width(const Params& p, int max_smem_bytes, cudaStream_t stream) {
   using W = WidthKernels<kMode, N>;
   const int sms = sm_count();
-  cute::TmaDescriptor tma_x{};
-  const bool tma = W::tma_candidate(p, sms) && x_tensor_map<typename W::AnyTma>(p, &tma_x);
   bool planned = false;
   auto launch = [&](auto cfg) {
     using C = decltype(cfg);
     WgGeometry g;
     if (plan_config<C>(p, max_smem_bytes, sms, &g) != Fit::kOk) return cudaErrorInvalidValue;
+    cute::TmaDescriptor tma_x{};
+    if constexpr (C::kTma) {
+      if (!x_tensor_map<C>(p, &tma_x)) return cudaErrorInvalidValue;  // (not planned: cp.async)
+    }
     planned = true;
     return launch_config<C>(p, g, tma_x, sms, stream);
   };
-  if (tma) {
+  if (W::tma_candidate(p, sms)) {
     const cudaError_t err = W::with_config(p, sms, true, launch);
     if (planned) return err;
   }
