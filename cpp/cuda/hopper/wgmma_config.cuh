@@ -65,10 +65,11 @@ struct WgmmaConfig {
   // Footprint row pitch (elements): a footprint row, kTileQ + kMaxKQ - 1 = 20 elements; by
   // TMA a whole number of 16 bytes (the box row): 20 floats or 24 16-bit elements at 4 x 16.
   // The 2 x 32 tile's rows of 36 would put the gather's kp taps 36 = 4 mod 32 words apart, in
-  // the banks of the kq taps' words: by a bank model of the gather's loads (.ci/lab/gather_banks.py:
-  // C_in = 3, 3 x 3 taps) 1.9 wavefronts per TF32 LDS (1.0 at 4 x 16), and on the H200 the
-  // TF32, autocast and 3xTF32 kernels lost 4-17% there (lab, session 23). 44 floats (1.0
-  // wavefront) and 48 16-bit elements (1.0) won instead (BENCHMARKS.md, v42).
+  // the banks of the kq taps' words: by a bank model of the gather's loads
+  // (.ci/lab/gather_banks.py: C_in = 3, 3 x 3 taps) 1.9 wavefronts per TF32 LDS (1.0 at
+  // 4 x 16), and on the H200 the TF32, autocast and 3xTF32 kernels lost 4-17% there (lab,
+  // session 23). 44 floats (1.0 wavefront) and 48 16-bit elements (1.0) won instead
+  // (BENCHMARKS.md, v42).
   static constexpr int kRowPitch = !kTma          ? kTileQ + kMaxKQ - 1
                                    : kTileP_ == 2 ? (sizeof(Element_) == 4 ? 44 : 48)
                                                   : round_up(kTileQ + kMaxKQ - 1, 16 / int(sizeof(Element_)));

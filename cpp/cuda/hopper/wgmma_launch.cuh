@@ -233,10 +233,11 @@ struct WidthKernels {
   static constexpr bool kLeanKernels = (N == 24 || N == 32) && Lean::kRetireEachPlane;
   // The lean kernels (but 3xTF32's, not measured) and 3xTF32's kept kernel at N = 24, k_r = 3
   // also come on 2 x 32 output tiles, taken where those cover the plane in fewer tiles, and for
-  // 3xTF32 where that saves a round of items (tile_rule.h). Lab (H200, session 23, reference shape, µs 4 x 16 / 2 x 32): TF32 lean B = 128
-  // 57.5 / 55.4, 1024 423.7 / 395.0; bf16 47.1 / 44.2, 319.9 / 294.2; autocast 49.6 / 46.1, 349.0
-  // / 323.7; 3xTF32 kept 171.9 / 162.5, 1236 / 1222; at C_out = 32 (N = 32) bf16 56.7 / 55.8,
-  // 384.1 / 357.4, TF32 64.6 / 64.2, 465.2 / 447.0; B = 64: TF32 35.2 / 35.4, autocast 30.9 / 29.9.
+  // 3xTF32 where that saves a round of items (tile_rule.h). Lab (H200, session 23, reference
+  // shape, µs 4 x 16 / 2 x 32): TF32 lean B = 128 57.5 / 55.4, 1024 423.7 / 395.0; bf16 47.1 /
+  // 44.2, 319.9 / 294.2; autocast 49.6 / 46.1, 349.0 / 323.7; 3xTF32 kept 171.9 / 162.5, 1236 /
+  // 1222; at C_out = 32 (N = 32) bf16 56.7 / 55.8, 384.1 / 357.4, TF32 64.6 / 64.2, 465.2 /
+  // 447.0; B = 64: TF32 35.2 / 35.4, autocast 30.9 / 29.9.
   using LeanWide = Cfg<3, true, 0, true, true, false, 2>;
   using KeptWide = Cfg<3, true, 0, false, true, true, 2>;
   static constexpr bool kWideLean = kLeanKernels && !T::kSplit3x;
