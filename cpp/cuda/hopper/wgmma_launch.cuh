@@ -229,6 +229,7 @@ struct WidthKernels {
   // 3xTF32 has a lean kernel at N = 32 only (v41): 3 per SM where its kept kernel takes 2 (lab,
   // H200, C_out = 32, B = 128: 199.7 / 186.9 µs); at N = 24 both take 3 and the lean one lost
   // (171.5 / 172.8, B = 1024 1261 / 1290).
+  using Keep = Cfg<3, true, 0, false, true>;  // the kept kernel at k_r = 3 by TMA
   using Lean = Cfg<3, true, 0, true, true, false>;
   static constexpr bool kLeanKernels = (N == 24 || N == 32) && Lean::kRetireEachPlane;
   // The lean kernels (but 3xTF32's, not measured) and 3xTF32's kept kernel at N = 24, k_r = 3
@@ -246,13 +247,12 @@ struct WidthKernels {
   static bool takes_wide(const Params& p, int sms) {
     if (p.k_r != 3 || !wide_tile_pays(p.p_out, p.q_out)) return false;
     if constexpr (!T::kSplit3x) return true;
-    const WgGeometry narrow = make_wg_geometry<Cfg<3, true, 0, false, true>>(p, sms);
+    const WgGeometry narrow = make_wg_geometry<Keep>(p, sms);
     return narrow.n_split == 1 && wide_tile_saves_a_round(tile_ctas(p, narrow),
                                                           tile_ctas(p, make_wg_geometry<KeptWide>(p, sms)),
                                                           KeptWide::kMinBlocks, sms);
   }
   static bool takes_lean(const Params& p, int sms) {
-    using Keep = Cfg<3, true, 0, false, true>;
     const WgGeometry g = make_wg_geometry<Keep>(p, sms);
     if (p.argmin != nullptr) return false;
     int retire_per_sm = 0;  // (16-bit operands have no retiring kernel besides the lean one)
