@@ -59,6 +59,16 @@ def main():
             print(f"  {'op in inference_mode':<34} {per_call_us(rows['op']):7.2f} µs/call")
             print(f"  {'event time, inference_mode':<34} {event_us(rows['op']):7.2f} µs")
         print(f"  {'event time (as the bench)':<34} {event_us(rows['op']):7.2f} µs")
+        # Autocast: the op inside one region (as in a model's forward), and a region per call
+        # (what the bench's autocast rows timed until session 24).
+        def region_per_call():
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                return op(x, wt, bias, 2)
+        print(f"  {'autocast region per call':<34} {per_call_us(region_per_call):7.2f} µs/call")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            print(f"  {'op in one autocast region':<34} {per_call_us(rows['op']):7.2f} µs/call")
+            print(f"  {'event time, one autocast region':<34} {event_us(rows['op']):7.2f} µs")
+        print(f"  {'event time, region per call':<34} {event_us(region_per_call):7.2f} µs")
         print(f"  {'event time torch.neg':<34} {event_us(rows['torch.neg(x) (one aten launch)']):7.2f} µs")
 
 

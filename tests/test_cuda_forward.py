@@ -373,9 +373,9 @@ def test_wide_tiles_on_persistent_grids(mode, c_out, dim):
     _check_rings_agree(mode, x, w, b, dim)
 
 
-# Channel groups (C_out > 32: a cluster of CTAs per tile, not persistent): C_out = 40 (two
-# groups at N = 24) at B = 20 is 560 CTAs, C_out = 56 (N = 32) at B = 18 504: two waves of the
-# kept kernels, one of the lean ones (the ctest RetireRule.LeanOnClustersOnlyForFewerWaves).
+# Channel groups (C_out > 32: a cluster of CTAs per tile; past one wave persistent since v43):
+# C_out = 40 (two groups at N = 24) at B = 20 is 560 CTAs, C_out = 56 (N = 32) at B = 18 504:
+# two waves of the kept kernels, one of the lean ones (the lean rule, ctest RetireRule).
 # "highest" at C_out = 56, B = 26: 728 CTAs, three waves of its kept kernel (2 per SM), two of
 # its lean one (3 per SM).
 LEAN_GROUP_CASES = [(m, 40, 20) for m in ("high", "bf16", "fp16")] + [
@@ -391,8 +391,7 @@ def test_lean_kernels_with_channel_groups(mode, c_out, batch):
 
 # The same clusters on the 29 x 30 plane (H = 31): the lean kernels there run 2 x 32 tiles
 # (C_out = 40 at B = 20: 600 CTAs, one wave of 5 per SM; 64 at B = 16: 480, one wave of 4), and
-# 3xTF32's kept kernel keeps 4 x 16 on clusters (wgmma_launch.cuh, takes_wide). New in v42 and
-# not yet run on a GPU when it was written (BENCHMARKS.md, v42).
+# 3xTF32's kept kernel keeps 4 x 16 on clusters (wgmma_launch.cuh, takes_wide).
 @pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
 @pytest.mark.parametrize("mode, c_out, batch", [("high", 40, 20), ("bf16", 40, 20), ("fp16", 40, 20),
                                                 ("high", 64, 16), ("bf16", 64, 16), ("highest", 40, 40)])
@@ -401,16 +400,37 @@ def test_wide_tiles_with_channel_groups(mode, c_out, batch):
     _check_rings_agree(mode, x, w, b, 2)
 
 
+# Channel clusters over several rounds of items (v43: persistent clusters, each CTA keeping its
+# channel group): C_out = 64 (two groups of N = 32) and 100 (four of 25 in N = 32) at 2.5 waves
+# of 4 per SM on the 28 x 30 plane (14 tiles per group); C_in = 16, C_out = 50 (K = 144 in
+# chunks: 16-bit gathers 3 k-steps per chunk there) at 1.5 waves on a 19 x 22 plane (10 tiles
+# per group). The cp.async ring (one cluster per tile) must give the same bits.
+PERSISTENT_CLUSTER_SHAPES = [
+    (persistent_batch(2.5, 28), 3, 64, 9, 30, 32, 3, 3, 3),
+    (persistent_batch(2.5, 56), 3, 100, 9, 30, 32, 3, 3, 3),
+    (persistent_batch(1.5, 20), 16, 50, 7, 21, 24, 3, 3, 3),
+] if WGMMA_DEVICE else []
+
+
+@pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
+@pytest.mark.parametrize("mode", ["highest", "high", "bf16", "fp16"])
+@pytest.mark.parametrize("shape", PERSISTENT_CLUSTER_SHAPES, ids=["x".join(map(str, s[1:3])) for s in PERSISTENT_CLUSTER_SHAPES])
+def test_persistent_channel_clusters(shape, mode):
+    x, w, b = make_inputs(shape, dtype=MODES[mode][0], device="cuda", dist="rand")
+    _check_rings_agree(mode, x, w, b, 2)
+
+
 @pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
 @pytest.mark.skipif(not hasattr(torch.ops.fusedconv, "backward"), reason="no backward op")
 @pytest.mark.parametrize("mode", ["highest", "high", "bf16"])
-@pytest.mark.parametrize("waves, c_out, h", [(1.9, 20, 30), (2.2, 20, 30), (1.9, 29, 30), (1.55, 20, 31)])
+@pytest.mark.parametrize("waves, c_out, h", [(1.9, 20, 30), (2.2, 20, 30), (1.9, 29, 30), (1.55, 20, 31), (2.5, 64, 30)])
 def test_persistent_ctas_track_the_argmin(waves, c_out, h, mode):
     """The backward recomputes each column's argmin with the fused forward: persistent CTAs
     (several items each) must find the same argmins as one CTA per item. At 2.2 waves (C_out
     = 20) and 1.9 (C_out = 29) the forward alone takes the lean kernels, which have no argmin;
     the recompute must not. At H = 31 and 1.55 waves "highest" recomputes on 2 x 32 tiles
-    (3xTF32's kept kernel; test_wide_tiles_on_persistent_grids).
+    (3xTF32's kept kernel; test_wide_tiles_on_persistent_grids). At C_out = 64 it recomputes
+    on persistent channel clusters (two groups of N = 32).
     (Too many columns for a float64 comparison without near-ties; test_argmin_through_backward
     does that.)"""
     dtype = MODES[mode][0]

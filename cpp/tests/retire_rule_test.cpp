@@ -74,10 +74,10 @@ TEST(RetireRule, LeanAtN32MatchesTheLab) {
   EXPECT_FALSE(lean_pays(300, 3, 4, 4, kH200Sms));  // (TF32 keeps 3 per SM there)
 }
 
-// Channel clusters (C_out > 32: one CTA per item, not persistent): lean only where it needs
-// fewer waves. C_out = 64 at B = 128 (4096 CTAs): 11 waves at 3 per SM, 8 at 4; 500 CTAs: 2 / 1;
-// at N = 24, 16-bit (4 / 5 per SM), 700 CTAs take 2 waves either way and 2112 take 4.
-TEST(RetireRule, LeanOnClustersOnlyForFewerWaves) {
+// Grids of one CTA per item (not persistent; channel clusters were until v43): lean only where
+// it needs fewer waves. 4096 CTAs (C_out = 64 at B = 128): 11 waves at 3 per SM, 8 at 4; 500
+// CTAs: 2 / 1; at N = 24, 16-bit (4 / 5 per SM), 700 CTAs take 2 waves either way and 2112 take 4.
+TEST(RetireRule, LeanOnOneCtaPerItemOnlyForFewerWaves) {
   EXPECT_TRUE(lean_pays(4096, 3, 0, 4, kH200Sms, false));
   EXPECT_TRUE(lean_pays(4096, 3, 4, 4, kH200Sms, false));
   EXPECT_TRUE(lean_pays(500, 3, 0, 4, kH200Sms, false));

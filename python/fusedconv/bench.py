@@ -2,8 +2,9 @@
 
 GPU (default): rows are eager PyTorch, torch.compile (default and max-autotune) and
 fusedconv in each precision mode: float32 "highest" (3xTF32), "high" (TF32), eager and
-fusedconv on float32 tensors under torch.autocast(bfloat16) (an AMP model, casts included),
-and bfloat16 rows when --dtype includes it. Columns: median µs (CUDA events, median of --iters runs after
+fusedconv on float32 tensors under torch.autocast(bfloat16) (an AMP model, casts included;
+the whole timed loop runs in one autocast region, as a model's forward does, so the region's
+entry and exit are not charged to each call), and bfloat16 rows when --dtype includes it. Columns: median µs (CUDA events, median of --iters runs after
 warm-up, rotating over --buffers input sets so L2 does not hold the input), speedup vs the
 eager row of the same dtype, achieved TFLOP/s (useful conv FLOPs), fraction of the floor
 (floor = max(bytes / bandwidth, FLOPs / rate of the row's arithmetic), rates measured on an
@@ -21,6 +22,7 @@ Examples:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import statistics
 import sys
@@ -97,12 +99,9 @@ def make_buffers(shape, dtype, device, count, seed=0):
     return [(x, wt, bias) for x in xs]
 
 
-def under_autocast(fn, dtype=torch.bfloat16):
-    """fn called inside torch.autocast("cuda", dtype)."""
-    def call(x, w, b, dim):
-        with torch.autocast("cuda", dtype=dtype):
-            return fn(x, w, b, dim)
-    return call
+def autocast_region(dtype):
+    """torch.autocast("cuda", dtype), or no region for dtype None."""
+    return torch.autocast("cuda", dtype=dtype) if dtype is not None else contextlib.nullcontext()
 
 
 def gpu_rows(shape, dim, dtypes, iters, buffers, compile_modes, graph=False):
@@ -113,22 +112,23 @@ def gpu_rows(shape, dim, dtypes, iters, buffers, compile_modes, graph=False):
         flops, nbytes = problem_numbers(shape, dim, bufs[0][0].element_size())
         ref = reference(*bufs[0], dim)
         eager_rate = "fp32" if dtype == torch.float32 else "bf16"
-        variants = [("eager", "highest", composite, eager_rate)]
+        # (row, float32 precision, callable, rate of its arithmetic, autocast dtype or None)
+        variants = [("eager", "highest", composite, eager_rate, None)]
         for mode in compile_modes:
             compiled = torch.compile(composite, mode=mode, dynamic=False)
-            variants.append((f"torch.compile {mode}", "highest", compiled, eager_rate))
+            variants.append((f"torch.compile {mode}", "highest", compiled, eager_rate, None))
         if dtype == torch.float32:
-            variants.append(("fusedconv highest", "highest", torch.ops.fusedconv.forward, "3xtf32"))
-            variants.append(("fusedconv high", "high", torch.ops.fusedconv.forward, "tf32"))
+            variants.append(("fusedconv highest", "highest", torch.ops.fusedconv.forward, "3xtf32", None))
+            variants.append(("fusedconv high", "high", torch.ops.fusedconv.forward, "tf32", None))
             # An AMP model: float32 tensors under torch.autocast(bfloat16), casts included.
-            variants.append(("eager autocast-bf16", "highest", under_autocast(composite), "bf16"))
-            variants.append(("fusedconv autocast-bf16", "highest",
-                             under_autocast(torch.ops.fusedconv.forward), "bf16"))
+            amp = torch.bfloat16
+            variants.append(("eager autocast-bf16", "highest", composite, "bf16", amp))
+            variants.append(("fusedconv autocast-bf16", "highest", torch.ops.fusedconv.forward, "bf16", amp))
         else:
-            variants.append((f"fusedconv {dname}", "highest", torch.ops.fusedconv.forward, "bf16"))
+            variants.append((f"fusedconv {dname}", "highest", torch.ops.fusedconv.forward, "bf16", None))
         eager_us = None
-        for name, precision, fn, rate in variants:
-            with float32_matmul_precision(precision):
+        for name, precision, fn, rate, amp in variants:
+            with float32_matmul_precision(precision), autocast_region(amp):
                 call = (lambda x, w, b, fn=fn: fn(x, w, b, dim))
                 try:
                     out = fn(*bufs[0], dim)

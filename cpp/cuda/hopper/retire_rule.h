@@ -30,8 +30,8 @@ constexpr long long kLeanFromRounds = 4;
 // Whether the lean kernel (lean_per_sm CTAs per SM) beats the one it replaces on a grid of
 // `items`: the retiring kernel (retire_per_sm; 0: the mode has none) where that beats the kept
 // one, else the kept one. At equal CTAs per SM it replaces the retiring kernel always: it is
-// that kernel without the argmin. A grid of one CTA per item (channel clusters: not
-// persistent) takes it only where it needs fewer waves, as the retiring kernel there.
+// that kernel without the argmin. A grid of one CTA per item (not persistent: R split over a
+// cluster) takes it only where it needs fewer waves, as the retiring kernel there.
 inline bool lean_pays(long long items, int keep_per_sm, int retire_per_sm, int lean_per_sm, int sms,
                       bool persistent = true) {
   const long long retire_from = persistent ? kRetireFromRounds : LLONG_MAX;

@@ -31,10 +31,11 @@
 // pairs, with cp.async kPrefetch planes ahead; other 16-bit planes go through registers.
 // Cfg::kTma (inputs that tma_fits): thread 0 loads each plane by one TMA box instead, on the
 // slot's mbarrier; no footprint table and no per-thread copies.
-// Work items (a tile's share of one CTA) past one wave: a TMA kernel without clusters runs a
-// persistent grid (wgmma_launch.cuh, persistent_grid) whose CTAs take items blockIdx.x,
-// + gridDim.x, ... in turn: the weights are laid out once per CTA, and the next item's first
-// planes load while the last one's results are written.
+// Work items (a tile's share of one CTA) past one wave: a TMA kernel that walks all of R
+// runs a persistent grid (wgmma_launch.cuh, persistent_grid) whose CTAs take items
+// blockIdx.x, + gridDim.x, ... in turn: the weights are laid out once per CTA, and the next
+// item's first planes load while the last one's results are written. gridDim.x is whole
+// clusters, so a channel cluster's CTAs take one tile's items together.
 #include <cooperative_groups.h>
 #include <cute/arch/cluster_sm90.hpp>
 #include <cute/arch/copy_sm80.hpp>
@@ -84,7 +85,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     return rk;
   };
   int b, p0, q0;
-  // rank == block_rank_in_cluster(), the same for every item (persistent grids have no clusters)
+  // rank == block_rank_in_cluster(), the same for every item (gridDim.x is whole clusters)
   const int rank = item_origin(work, b, p0, q0);
   int n_rank, r_rank;
   g.by_r_split(n_rank, r_rank, rank);

@@ -99,22 +99,50 @@ bool x_tensor_map(const Params& p, cute::TmaDescriptor* map) {
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-// CTAs to launch: one per work item, or for a TMA kernel without clusters whose items need
-// more than one wave, one wave of persistent CTAs that take the items in turn. Each then
-// lays out its weights once instead of once per item (the per-item weight set-up was 6%
-// (TF32) and 13% (bf16) of the reference's time, lab, session 17) and loads the next item's
-// first planes while it writes the last one's results.
+// The launch attribute that makes each `ctas` consecutive CTAs one cluster.
+inline cudaLaunchAttribute cluster_of(int ctas) {
+  cudaLaunchAttribute cluster{};
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = unsigned(ctas);
+  cluster.val.clusterDim.y = 1;
+  cluster.val.clusterDim.z = 1;
+  return cluster;
+}
+
+// CTAs to launch: one per work item, or for a TMA kernel that walks all of R whose items need
+// more than one wave, one wave of persistent CTAs (or clusters of channel groups) that take
+// the items in turn. Each then lays out its weights once instead of once per item (the
+// per-item weight set-up was 6% (TF32) and 13% (bf16) of the reference's time, lab, session
+// 17; 15% of the C_in = 16 shape's clusters, session 24) and loads the next item's first
+// planes while it writes the last one's results. A cluster's CTAs take the items of one tile
+// together: the grid is whole clusters, so each CTA keeps its rank.
 template <class Cfg>
 int persistent_grid(const WgGeometry& g, int sms) {
-  if (!Cfg::kTma || g.n_split * g.r_split != 1) return g.work_items;
+  const int cluster_ctas = g.n_split * g.r_split;
+  if (!Cfg::kTma || g.r_split != 1) return g.work_items;
   if (g.work_items <= sms) return g.work_items;  // one wave at any occupancy: no query
-  int per_sm = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, wgmma_conv_min_softmax_kernel<Cfg>, Cfg::kThreads,
-                                                    g.smem_bytes) != cudaSuccess ||
-      per_sm <= 0 || sms <= 0) {
-    return g.work_items;
+  constexpr auto kernel = wgmma_conv_min_softmax_kernel<Cfg>;
+  long long wave = 0;
+  if (cluster_ctas == 1) {
+    int per_sm = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Cfg::kThreads, g.smem_bytes) != cudaSuccess ||
+        sms <= 0) {
+      return g.work_items;
+    }
+    wave = 1LL * per_sm * sms;
+  } else {
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(g.work_items);
+    config.blockDim = dim3(Cfg::kThreads);
+    config.dynamicSmemBytes = g.smem_bytes;
+    cudaLaunchAttribute cluster = cluster_of(cluster_ctas);
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    int clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) return g.work_items;
+    wave = 1LL * clusters * cluster_ctas;
   }
-  const long long wave = 1LL * per_sm * sms;
+  if (wave <= 0) return g.work_items;
   return g.work_items > wave ? int(wave) : g.work_items;
 }
 
@@ -133,12 +161,8 @@ cudaError_t launch_config(const Params& p, const WgGeometry& planned, const cute
   config.blockDim = dim3(Cfg::kThreads);
   config.dynamicSmemBytes = g.smem_bytes;
   config.stream = stream;
-  cudaLaunchAttribute cluster[1];
-  cluster[0].id = cudaLaunchAttributeClusterDimension;
-  cluster[0].val.clusterDim.x = cluster_ctas;
-  cluster[0].val.clusterDim.y = 1;
-  cluster[0].val.clusterDim.z = 1;
-  config.attrs = cluster;
+  cudaLaunchAttribute cluster = cluster_of(cluster_ctas);
+  config.attrs = &cluster;
   config.numAttrs = cluster_ctas > 1 ? 1 : 0;
   return cudaLaunchKernelEx(&config, kernel, p, g, tma_x);
 }
@@ -190,10 +214,19 @@ struct WidthKernels {
   // session 9): at equal padding 3 beat 2 by 2-5% (fewer chunks), with more padding they lost
   // up to 8% (3xTF32 up to 22%, hence TF32 only).
   static constexpr bool kTripleChunks = sizeof(typename T::ValA) == 4 && !T::kSplit3x;
+  // 16-bit operands (bf16, fp16, autocast) at N = 32, k_r = 3 by TMA gather K in chunks of 3
+  // k-steps (48 K) instead of 1 where that pads no more: fewer chunk pairs, so fewer waits for
+  // the wgmmas to drain per plane. Lab (H200, session 24, C_in = 16 shape, N = 32, K = 144,
+  // bf16, µs 1 / 3 k-steps): 264.3 / 243.6 one CTA per item, 183.6 / 165.2 persistent; 168
+  // registers either way, no spill. Three k-steps at 2 CTAs per SM lost (268.2), 5 and 9 too
+  // (278.8, 279.1). Persistent at other K (C_out = 32 but one): K = 36 106.4 / 96.8, K = 45
+  // 107.6 / 98.9, K = 288 154.6 / 126.0, K = 36 at C_out = 64 215.2 / 197.1. N = 24 gained too
+  // in the lab (C_in = 16, C_out = 48: 170.1 / 152.3; K = 36: 85.1 / 80.4) but is not built yet
+  // (4 kernels more, not run in the package); k_r = 1, 2 keep 1 (unmeasured).
+  static constexpr bool kTripleChunks16 = sizeof(typename T::ValA) == 2 && N == 32;
   // TF32 in one chunk at N >= 24 also comes with each plane retired in its step
   // (kRetireEachPlane: 128 registers, 4 CTAs per SM instead of 3), taken when its grid needs
-  // fewer waves, or on persistent grids (TMA, one channel group) from 3 rounds of items at 3
-  // per SM. A retiring CTA is slower, so at equal waves of one CTA per tile the 3-per-SM
+  // fewer waves, or on persistent grids (TMA, R whole) from 3 rounds of items at 3 per SM. A retiring CTA is slower, so at equal waves of one CTA per tile the 3-per-SM
   // kernel wins. Measured on the H200 (lab, session 10, cp.async; reference shape by batch,
   // CTAs, µs kept / retiring): 24, 384: 18.7 / 19.7; 25, 400: 29.2 / 22.8; 32, 512: 32.9 /
   // 23.1; 48, 768: 34.5 / 38.3; 64, 1024: 46.4 / 43.1; 128: 92.4 / 86.3; 1024: 640.5 / 619.6;
@@ -206,7 +239,7 @@ struct WidthKernels {
   static bool retire_pays(const Params& p, int sms) {
     const WgGeometry g = make_wg_geometry<Cfg<1, true>>(p, sms);  // tiles and channel groups
     auto per_sm = [](auto cfg) { return decltype(cfg)::kMinBlocks; };  // depends on k_r
-    const long long from_rounds = kTma && g.n_split == 1 ? kRetireFromRounds : LLONG_MAX;
+    const long long from_rounds = kTma && g.r_split == 1 ? kRetireFromRounds : LLONG_MAX;  // persistent
     return retiring_pays(tile_ctas(p, g), with_kr<true, 0, false, kTma>(p.k_r, per_sm),
                          with_kr<true, 0, true, kTma>(p.k_r, per_sm), sms, from_rounds);
   }
@@ -214,8 +247,9 @@ struct WidthKernels {
   // modes) also come as a lean kernel: retiring, without the argmin (which only the
   // backward's recompute asks for), 5 CTAs per SM (N = 32: 4). Taken on persistent grids
   // where it takes fewer rounds of items than the kernel it replaces (TF32: retire_pays's
-  // choice, 16-bit: the kept one), or both take 4 or more; with channel clusters (C_out > 32,
-  // one CTA per item) where it takes fewer waves. Measured on the H200 (lab, reference shape; tiles:
+  // choice, 16-bit: the kept one), or both take 4 or more (the channel clusters of C_out > 32
+  // too since v43: their grids are persistent as well); with R split (one wave) where it takes
+  // fewer waves. Measured on the H200 (lab, reference shape; tiles:
   // µs, v37 lab): 16-bit retiring with the argmin, bf16 4 per SM / 5: 640: 26.12 / 20.77 (2 / 1
   // rounds); 800: 27.65 / 27.58 (2 / 2); 1024: 29.97 / 31.21 (2 / 2); 1152: 37.03 / 33.79 (3 /
   // 2); 1280: 38.94 / 33.97 (3 / 2); 1536: 41.13 / 41.48 (3 / 3); 1792: 49.77 / 46.65 (4 / 3);
@@ -257,7 +291,7 @@ struct WidthKernels {
     if (p.argmin != nullptr) return false;
     int retire_per_sm = 0;  // (16-bit operands have no retiring kernel besides the lean one)
     if constexpr (kRetireKernels) retire_per_sm = Cfg<3, true, 0, true, true>::kMinBlocks;
-    return lean_pays(tile_ctas(p, g), Keep::kMinBlocks, retire_per_sm, Lean::kMinBlocks, sms, g.n_split == 1);
+    return lean_pays(tile_ctas(p, g), Keep::kMinBlocks, retire_per_sm, Lean::kMinBlocks, sms, g.r_split == 1);
   }
 
   // k_r = 1, 2, 3 and 5. k_r = 5 leaves out what has a fallback, because these kernels are
@@ -309,6 +343,11 @@ struct WidthKernels {
         if (takes_wide(p, sms)) return f(KeptWide{});
       }
       return with_kr<true, 0, false, kTma>(p.k_r, f);
+    }
+    if constexpr (kTma && kTripleChunks16) {
+      if (p.k_r == 3 && round_up(k_plane, 3 * Any::kBlockK) <= round_up(k_plane, Any::kBlockK)) {
+        return f(Cfg<3, false, 3, false, true>{});
+      }
     }
     if constexpr (kTripleChunks) {
       const int two = 2 * Any::kBlockK, three = 3 * Any::kBlockK;  // K per chunk
