@@ -414,7 +414,8 @@ PERSISTENT_CLUSTER_SHAPES = [
 
 @pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
 @pytest.mark.parametrize("mode", ["highest", "high", "bf16", "fp16"])
-@pytest.mark.parametrize("shape", PERSISTENT_CLUSTER_SHAPES, ids=["x".join(map(str, s[1:3])) for s in PERSISTENT_CLUSTER_SHAPES])
+@pytest.mark.parametrize("shape", PERSISTENT_CLUSTER_SHAPES,
+                         ids=["x".join(map(str, s[1:3])) for s in PERSISTENT_CLUSTER_SHAPES])
 def test_persistent_channel_clusters(shape, mode):
     x, w, b = make_inputs(shape, dtype=MODES[mode][0], device="cuda", dist="rand")
     _check_rings_agree(mode, x, w, b, 2)
@@ -423,7 +424,8 @@ def test_persistent_channel_clusters(shape, mode):
 @pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
 @pytest.mark.skipif(not hasattr(torch.ops.fusedconv, "backward"), reason="no backward op")
 @pytest.mark.parametrize("mode", ["highest", "high", "bf16"])
-@pytest.mark.parametrize("waves, c_out, h", [(1.9, 20, 30), (2.2, 20, 30), (1.9, 29, 30), (1.55, 20, 31), (2.5, 64, 30)])
+@pytest.mark.parametrize("waves, c_out, h",
+                         [(1.9, 20, 30), (2.2, 20, 30), (1.9, 29, 30), (1.55, 20, 31), (2.5, 64, 30)])
 def test_persistent_ctas_track_the_argmin(waves, c_out, h, mode):
     """The backward recomputes each column's argmin with the fused forward: persistent CTAs
     (several items each) must find the same argmins as one CTA per item. At 2.2 waves (C_out

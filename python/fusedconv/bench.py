@@ -4,11 +4,12 @@ GPU (default): rows are eager PyTorch, torch.compile (default and max-autotune) 
 fusedconv in each precision mode: float32 "highest" (3xTF32), "high" (TF32), eager and
 fusedconv on float32 tensors under torch.autocast(bfloat16) (an AMP model, casts included;
 the whole timed loop runs in one autocast region, as a model's forward does, so the region's
-entry and exit are not charged to each call), and bfloat16 rows when --dtype includes it. Columns: median µs (CUDA events, median of --iters runs after
-warm-up, rotating over --buffers input sets so L2 does not hold the input), speedup vs the
-eager row of the same dtype, achieved TFLOP/s (useful conv FLOPs), fraction of the floor
-(floor = max(bytes / bandwidth, FLOPs / rate of the row's arithmetic), rates measured on an
-H200, see BENCHMARKS.md), and max-abs relative error vs a float64 reference.
+entry and exit are not charged to each call), and bfloat16 rows when --dtype includes it.
+Columns: median µs (CUDA events, median of --iters runs after warm-up, rotating over
+--buffers input sets so L2 does not hold the input), speedup vs the eager row of the same
+dtype, achieved TFLOP/s (useful conv FLOPs), fraction of the floor (floor = max(bytes /
+bandwidth, FLOPs / rate of the row's arithmetic), rates measured on an H200, see
+BENCHMARKS.md), and max-abs relative error vs a float64 reference.
 
 CPU (--device cpu): eager vs fusedconv time and peak extra resident memory (VmHWM after
 resetting it through /proc/self/clear_refs, minus the RSS before the call).

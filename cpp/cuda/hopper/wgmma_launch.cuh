@@ -224,15 +224,16 @@ struct WidthKernels {
   // in the lab (C_in = 16, C_out = 48: 170.1 / 152.3; K = 36: 85.1 / 80.4) but is not built yet
   // (4 kernels more, not run in the package); k_r = 1, 2 keep 1 (unmeasured).
   static constexpr bool kTripleChunks16 = sizeof(typename T::ValA) == 2 && N == 32;
-  // TF32 in one chunk at N >= 24 also comes with each plane retired in its step
-  // (kRetireEachPlane: 128 registers, 4 CTAs per SM instead of 3), taken when its grid needs
-  // fewer waves, or on persistent grids (TMA, R whole) from 3 rounds of items at 3 per SM. A retiring CTA is slower, so at equal waves of one CTA per tile the 3-per-SM
-  // kernel wins. Measured on the H200 (lab, session 10, cp.async; reference shape by batch,
-  // CTAs, µs kept / retiring): 24, 384: 18.7 / 19.7; 25, 400: 29.2 / 22.8; 32, 512: 32.9 /
-  // 23.1; 48, 768: 34.5 / 38.3; 64, 1024: 46.4 / 43.1; 128: 92.4 / 86.3; 1024: 640.5 / 619.6;
-  // N = 32 alike. Persistent (lab, v37, TMA; tiles, rounds at 3 / 4 per SM: µs): 400, 2 / 1:
-  // 25.37 / 19.27; 640, 2 / 2: 29.08 / 27.96; 720, 2 / 2: 29.44 / 30.14; 1056, 3 / 2: 40.78 /
-  // 33.28; 1120, 3 / 3: 41.11 / 39.90; 1184, 3 / 3: 41.22 / 40.80; 2048: 72.69 / 59.72.
+  // TF32 in one chunk at N >= 24 also comes with each plane retired in its step (kRetireEachPlane:
+  // 128 registers, 4 CTAs per SM instead of 3), taken when its grid needs fewer waves, or on
+  // persistent grids (TMA, R whole) from 3 rounds of items at 3 per SM. A retiring CTA is slower,
+  // so at equal waves of one CTA per tile the 3-per-SM kernel wins. Measured on the H200 (lab,
+  // session 10, cp.async; reference shape by batch, CTAs, µs kept / retiring): 24, 384: 18.7 /
+  // 19.7; 25, 400: 29.2 / 22.8; 32, 512: 32.9 / 23.1; 48, 768: 34.5 / 38.3; 64, 1024: 46.4 / 43.1;
+  // 128: 92.4 / 86.3; 1024: 640.5 / 619.6; N = 32 alike. Persistent (lab, v37, TMA; tiles, rounds
+  // at 3 / 4 per SM: µs): 400, 2 / 1: 25.37 / 19.27; 640, 2 / 2: 29.08 / 27.96; 720, 2 / 2: 29.44 /
+  // 30.14; 1056, 3 / 2: 40.78 / 33.28; 1120, 3 / 3: 41.11 / 39.90; 1184, 3 / 3: 41.22 / 40.80;
+  // 2048: 72.69 / 59.72.
   // N = 16 runs 4 per SM already and loses to it at every size.
   static constexpr bool kRetireKernels = Cfg<1, true, 0, true>::kRetireEachPlane && N >= 24;
   template <bool kTma>
