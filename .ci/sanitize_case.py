@@ -1,4 +1,10 @@
-"""Tiny odd-shaped runs of every fused path, for compute-sanitizer (memcheck, racecheck)."""
+"""Tiny odd-shaped runs of every fused path, for compute-sanitizer (memcheck, racecheck).
+    python .ci/sanitize_case.py            # the tiny cases and the large grids
+    python .ci/sanitize_case.py clusters   # the persistent channel clusters alone (v43: their
+                                           # own run, as the default's racecheck nears 200 s)
+"""
+import sys
+
 import torch
 
 import fusedconv  # noqa: F401
@@ -23,23 +29,27 @@ def autocast_path(x, wt, b, dim):
         return torch.ops.fusedconv.kernel_path(x, wt, b, dim)
 
 
-for shape in cases:
-    bsz, cin, cout, d, h, w, kd, kh, kw = shape
-    for dtype, prec in modes:
-        torch.set_float32_matmul_precision(prec)
-        x = torch.randn(bsz, cin, d, h, w, device="cuda", dtype=dtype)
-        wt = torch.randn(cout, cin, kd, kh, kw, device="cuda", dtype=dtype)
-        b = torch.randn(cout, device="cuda", dtype=dtype)
-        for dim in (2, 3, 4):
-            path = torch.ops.fusedconv.kernel_path(x, wt, b, dim)
-            y = torch.ops.fusedconv.forward(x, wt, b, dim)
-            if hasattr(torch.ops.fusedconv, "backward") and dtype == torch.float32:
-                xs = [t.clone().requires_grad_() for t in (x, wt, b)]
-                torch.ops.fusedconv.forward(*xs, dim).sum().backward()
-            if dtype == torch.float32 and prec == "high":
-                path += " | autocast " + autocast_path(x, wt, b, dim)
-            torch.cuda.synchronize()
-            print(shape, dtype, prec, dim, path, tuple(y.shape), flush=True)
+
+def run_tiny_cases():
+    for shape in cases:
+        bsz, cin, cout, d, h, w, kd, kh, kw = shape
+        for dtype, prec in modes:
+            torch.set_float32_matmul_precision(prec)
+            x = torch.randn(bsz, cin, d, h, w, device="cuda", dtype=dtype)
+            wt = torch.randn(cout, cin, kd, kh, kw, device="cuda", dtype=dtype)
+            b = torch.randn(cout, device="cuda", dtype=dtype)
+            for dim in (2, 3, 4):
+                path = torch.ops.fusedconv.kernel_path(x, wt, b, dim)
+                y = torch.ops.fusedconv.forward(x, wt, b, dim)
+                if hasattr(torch.ops.fusedconv, "backward") and dtype == torch.float32:
+                    xs = [t.clone().requires_grad_() for t in (x, wt, b)]
+                    torch.ops.fusedconv.forward(*xs, dim).sum().backward()
+                if dtype == torch.float32 and prec == "high":
+                    path += " | autocast " + autocast_path(x, wt, b, dim)
+                torch.cuda.synchronize()
+                print(shape, dtype, prec, dim, path, tuple(y.shape), flush=True)
+
+
 # Large grids, with the argmin (backward) too: TF32 where the retiring kernel takes fewer
 # waves than the other at their CTAs per SM (an H200: 421 CTAs, 3 vs 4 per SM; k_r = 5: 300
 # CTAs, 2 vs 3); 600 TMA work items (W = 8: 16-byte rows), more than one wave, so persistent
@@ -51,7 +61,7 @@ for shape in cases:
 # (a 5 x 22 plane: 3 of them against 4 of 4 x 16; tile_rule.h): the lean kernels at N = 24 and
 # 32 and 3xTF32's kept one (with its argmin, in the backward) on 1200 items.
 # (The last column: also under autocast, in TF32's run.)
-for x_shape, w_shape, dims, grid_modes, autocast in (
+large_grids = (
         ((421, 2, 4, 6, 7), (21, 2, 3, 3, 3), (2, 4), modes[1:2], False),
         ((300, 2, 6, 6, 7), (21, 2, 5, 3, 3), (2,), modes[1:2], False),
         ((600, 2, 4, 6, 8), (21, 2, 3, 3, 3), (2,), modes, True),
@@ -59,20 +69,37 @@ for x_shape, w_shape, dims, grid_modes, autocast in (
         ((250, 2, 4, 6, 8), (56, 2, 3, 3, 3), (2,), modes[1:], True),
         ((800, 2, 4, 6, 8), (29, 2, 3, 3, 3), (2,), modes[:1], False),
         ((400, 2, 4, 7, 24), (20, 2, 3, 3, 3), (2,), modes, True),
-        ((400, 2, 4, 7, 24), (29, 2, 3, 3, 3), (2,), modes[1:], True)):
-    for dtype, prec in grid_modes:
-        torch.set_float32_matmul_precision(prec)
-        x = torch.randn(x_shape, device="cuda", dtype=dtype)
-        wt = torch.randn(w_shape, device="cuda", dtype=dtype)
-        b = torch.randn(w_shape[0], device="cuda", dtype=dtype)
-        for dim in dims:
-            xs = [t.clone().requires_grad_(dtype == torch.float32) for t in (x, wt, b)]
-            y = torch.ops.fusedconv.forward(*xs, dim)
-            if dtype == torch.float32:
-                y.sum().backward()
-            path = torch.ops.fusedconv.kernel_path(x, wt, b, dim)
-            if autocast and dtype == torch.float32 and prec == "high":
-                path += " | autocast " + autocast_path(x, wt, b, dim)
-            torch.cuda.synchronize()
-            print("large grid", x_shape, dtype, prec, dim, path, flush=True)
+        ((400, 2, 4, 7, 24), (29, 2, 3, 3, 3), (2,), modes[1:], True))
+# Persistent channel clusters (v43): C_out = 56 on 1600 items, three rounds of the lean
+# kernels' 4 per SM; C_in = 16, C_out = 50 (K = 144: 16-bit chunks of 3 k-steps) on 520 items,
+# two rounds of 3 per SM.
+cluster_grids = (
+        ((800, 2, 4, 6, 8), (56, 2, 3, 3, 3), (2,), modes, True),
+        ((260, 16, 4, 6, 8), (50, 16, 3, 3, 3), (2,), modes, True))
+
+
+def run_grids(grids):
+    for x_shape, w_shape, dims, grid_modes, autocast in grids:
+        for dtype, prec in grid_modes:
+            torch.set_float32_matmul_precision(prec)
+            x = torch.randn(x_shape, device="cuda", dtype=dtype)
+            wt = torch.randn(w_shape, device="cuda", dtype=dtype)
+            b = torch.randn(w_shape[0], device="cuda", dtype=dtype)
+            for dim in dims:
+                xs = [t.clone().requires_grad_(dtype == torch.float32) for t in (x, wt, b)]
+                y = torch.ops.fusedconv.forward(*xs, dim)
+                if dtype == torch.float32:
+                    y.sum().backward()
+                path = torch.ops.fusedconv.kernel_path(x, wt, b, dim)
+                if autocast and dtype == torch.float32 and prec == "high":
+                    path += " | autocast " + autocast_path(x, wt, b, dim)
+                torch.cuda.synchronize()
+                print("large grid", x_shape, dtype, prec, dim, path, flush=True)
+
+
+if sys.argv[1:] == ["clusters"]:
+    run_grids(cluster_grids)
+else:
+    run_tiny_cases()
+    run_grids(large_grids)
 print("sanitize_case: done")

@@ -345,16 +345,15 @@ struct WidthKernels {
       }
       return with_kr<true, 0, false, kTma>(p.k_r, f);
     }
+    // Chunks of 3 k-steps where they pad K no more than the default ones (TF32: 2, 16-bit: 1).
+    using Chunked = Cfg<1, false>;
+    [[maybe_unused]] const bool triple_pads_no_more =
+        round_up(k_plane, 3 * Chunked::kBlockK) <= round_up(k_plane, Chunked::kChunk * Chunked::kBlockK);
     if constexpr (kTma && kTripleChunks16) {
-      if (p.k_r == 3 && round_up(k_plane, 3 * Any::kBlockK) <= round_up(k_plane, Any::kBlockK)) {
-        return f(Cfg<3, false, 3, false, true>{});
-      }
+      if (p.k_r == 3 && triple_pads_no_more) return f(Cfg<3, false, 3, false, true>{});
     }
     if constexpr (kTripleChunks) {
-      const int two = 2 * Any::kBlockK, three = 3 * Any::kBlockK;  // K per chunk
-      if ((!kr5 || kHasKR5<false, 3>) && round_up(k_plane, three) <= round_up(k_plane, two)) {
-        return with_kr<false, 3, false, kTma>(p.k_r, f);
-      }
+      if ((!kr5 || kHasKR5<false, 3>) && triple_pads_no_more) return with_kr<false, 3, false, kTma>(p.k_r, f);
     }
     return with_kr<false, 0, false, kTma>(p.k_r, f);
   }
