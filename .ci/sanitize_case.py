@@ -1,7 +1,8 @@
 """Tiny odd-shaped runs of every fused path, for compute-sanitizer (memcheck, racecheck).
     python .ci/sanitize_case.py            # the tiny cases and the large grids
-    python .ci/sanitize_case.py clusters   # the persistent channel clusters alone (v43: their
-                                           # own run, as the default's racecheck nears 200 s)
+    python .ci/sanitize_case.py clusters   # the persistent channel clusters and K = 144 alone
+                                           # (v43: their own run, as the default's racecheck
+                                           # nears 200 s)
 """
 import sys
 
@@ -71,11 +72,15 @@ large_grids = (
         ((400, 2, 4, 7, 24), (20, 2, 3, 3, 3), (2,), modes, True),
         ((400, 2, 4, 7, 24), (29, 2, 3, 3, 3), (2,), modes[1:], True))
 # Persistent channel clusters (v43): C_out = 56 on 1600 items, three rounds of the lean
-# kernels' 4 per SM; C_in = 16, C_out = 50 (K = 144: 16-bit chunks of 3 k-steps) on 520 items,
-# two rounds of 3 per SM.
+# kernels' 4 per SM; C_in = 16, C_out = 50 (K = 144: 16-bit chunks of 3 k-steps, TF32's of 9
+# since v44) on 520 items, two rounds of 3 per SM (TF32: 2). K = 144 at N = 24 (C_out = 20,
+# 16-bit chunks of 3 k-steps since v44) on 600 items, two rounds of 4 per SM. K = 72 in
+# "highest" (3xTF32 by TMA, chunks of 3 k-steps since v44: 2 CTAs per SM) on 600 items.
 cluster_grids = (
         ((800, 2, 4, 6, 8), (56, 2, 3, 3, 3), (2,), modes, True),
-        ((260, 16, 4, 6, 8), (50, 16, 3, 3, 3), (2,), modes, True))
+        ((260, 16, 4, 6, 8), (50, 16, 3, 3, 3), (2,), modes, True),
+        ((600, 16, 4, 6, 8), (20, 16, 3, 3, 3), (2,), modes, True),
+        ((600, 8, 4, 6, 8), (30, 8, 3, 3, 3), (2,), modes[:1], False))
 
 
 def run_grids(grids):

@@ -421,6 +421,30 @@ def test_persistent_channel_clusters(shape, mode):
     _check_rings_agree(mode, x, w, b, 2)
 
 
+# K in longer chunks by TMA (v44): TF32 at N = 32 gathers 9 k-steps per chunk where K fills
+# two or more with no more padding than 3-step chunks (K = 144 at C_in = 16, and at C_in = 9
+# with 4 x 4 taps; K = 216 in two channel groups); 16-bit at N = 24 gathers 3 (K = 144 in one
+# group of 20, K = 36 in two), as at N = 32 since v43; 3xTF32 at N = 32 gathers 3 where that
+# fits more CTAs per SM (K = 72: 2 instead of 1; "highest" loads by TMA past one wave of 2 per
+# SM only). At one wave (B = 2) and past it (persistent, 1.5 waves of 4 per SM on 10 tiles
+# per group). The cp.async ring (3-step chunks for TF32, 2-step for 3xTF32, 1-step for 16-bit)
+# must give the same bits: each accumulator sums the same k-steps in the same order (and
+# 3xTF32's 2-step chunks at K = 72 one zero k-step more).
+LONG_CHUNK_SHAPES = [  # (C_in, C_out, k_p = k_q)
+    (16, 30, 3), (9, 30, 4), (24, 50, 3), (16, 20, 3), (4, 40, 3), (8, 30, 3)]
+
+
+@pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
+@pytest.mark.parametrize("mode", ["highest", "high", "bf16", "fp16"])
+@pytest.mark.parametrize("waves", [0, 1.5])
+@pytest.mark.parametrize("c_in, c_out, k", LONG_CHUNK_SHAPES, ids=["x".join(map(str, s)) for s in LONG_CHUNK_SHAPES])
+def test_long_chunks_by_tma(c_in, c_out, k, waves, mode):
+    tiles = 10 * ((c_out + 31) // 32)
+    batch = persistent_batch(waves, tiles) if waves else 2
+    x, w, b = make_inputs((batch, c_in, c_out, 7, 21, 24, 3, k, k), dtype=MODES[mode][0], device="cuda", dist="rand")
+    _check_rings_agree(mode, x, w, b, 2)
+
+
 @pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
 @pytest.mark.skipif(not hasattr(torch.ops.fusedconv, "backward"), reason="no backward op")
 @pytest.mark.parametrize("mode", ["highest", "high", "bf16"])

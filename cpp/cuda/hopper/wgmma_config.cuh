@@ -90,8 +90,8 @@ struct WgmmaConfig {
   static constexpr int kBlockK = 32 / int(sizeof(ValA));  // 8 (TF32) or 16 (16-bit): 32 B of K
   // k-steps gathered into one register buffer; a plane of K <= kOneChunkK is one chunk.
   // Longer K goes in smaller chunks through two buffers in turn, so that one chunk's gather
-  // overlaps the other's wgmmas: half a one-chunk plane, or kLongChunk k-steps (TF32 also
-  // has 3, for the K that 24 pads less than 16: WidthKernels::with_config).
+  // overlaps the other's wgmmas: half a one-chunk plane, or kLongChunk k-steps (3 and 9 for
+  // TF32, 3 for 16-bit operands and 3xTF32, where WidthKernels::with_config_of takes them).
   static constexpr int kOneChunkSteps = sizeof(ValA) == 2 ? 2 : 4;
   static constexpr int kOneChunkK = kOneChunkSteps * kBlockK;
   static constexpr int kChunk = kOneChunk ? kOneChunkSteps : kLongChunk_ > 0 ? kLongChunk_ : kOneChunkSteps / 2;
@@ -157,8 +157,11 @@ struct WgmmaConfig {
   // TF32 retiring without the argmin fits 5 too (v38: 96 registers, 8 B spilled; with it 140 B).
   // At N = 32 the lean kernels (v39) take 4: 128 registers without a spill, where 5 spilled
   // (bf16 56 B) and won at B >= 128 by 2-4% but lost 8% at B = 64 (lab, H200, session 21).
+  // TF32 K in chunks of 9 k-steps (WidthKernels::kNineChunks) holds 9 k-steps of A per
+  // buffer: 215 registers, 2 CTAs per SM (no spill; shared memory holds no more at its K).
   static constexpr int kMinBlocks =
-      kSplit3x ? ((kRetireEachPlane || (kOneChunk && kN <= 24)) ? 3 : 2)
+      (!kOneChunk_ && kLongChunk_ >= 9) ? 2
+      : kSplit3x ? ((kRetireEachPlane || (kOneChunk && kN <= 24)) ? 3 : 2)
                : (kRetireEachPlane && (sizeof(ValA) == 2 || !kArgmin)) ? (kN <= 24 ? 5 : 4)
                : ((kN <= 16 || (sizeof(ValA) == 2 && kN <= 24 && (sizeof(Element) == 2 || kTma)) ||
                    kRetireEachPlane)

@@ -26,6 +26,15 @@ inline int sm_count() {
   return sms;
 }
 
+// The shared memory each resident CTA reserves beside its dynamic allocation.
+constexpr int kReservedSmemPerCta = 1024;
+
+// CTAs per SM that shared memory holds at smem_bytes each, given the per-block opt-in maximum
+// max_smem_bytes (which is the SM's capacity less one CTA's reservation).
+inline long long ctas_by_smem(int smem_bytes, int max_smem_bytes) {
+  return (max_smem_bytes + kReservedSmemPerCta) / (smem_bytes + kReservedSmemPerCta);
+}
+
 // sms: sm_count(), queried once per call by plan_width / launch_width.
 template <class Cfg>
 Fit plan_config(const Params& p, int max_smem_bytes, int sms, WgGeometry* g) {
@@ -39,11 +48,10 @@ Fit plan_config(const Params& p, int max_smem_bytes, int sms, WgGeometry* g) {
   // 15.24; B = 16 (256) bf16 19.11 -> 18.40. Where it needs a second wave it lost (B = 12
   // 3xTF32 +33%, B = 16 TF32 +69%). A wave is the CTAs the registers (kMinBlocks) and shared
   // memory (the per-block opt-in maximum plus the 1 KB each CTA reserves) let each SM hold.
-  constexpr int kReservedPerCta = 1024;
   const long long tiles = tile_ctas(p, *g);
   if (g->r_split == 1 && 2 * tiles > sms) {
     const WgGeometry halves = make_wg_geometry<Cfg>(p, sms, 2);
-    const long long by_smem = (max_smem_bytes + kReservedPerCta) / (halves.smem_bytes + kReservedPerCta);
+    const long long by_smem = ctas_by_smem(halves.smem_bytes, max_smem_bytes);
     const long long per_sm = by_smem < Cfg::kMinBlocks ? by_smem : Cfg::kMinBlocks;
     if (2 * tiles <= per_sm * sms) *g = halves;
   }
@@ -220,10 +228,28 @@ struct WidthKernels {
   // bf16, µs 1 / 3 k-steps): 264.3 / 243.6 one CTA per item, 183.6 / 165.2 persistent; 168
   // registers either way, no spill. Three k-steps at 2 CTAs per SM lost (268.2), 5 and 9 too
   // (278.8, 279.1). Persistent at other K (C_out = 32 but one): K = 36 106.4 / 96.8, K = 45
-  // 107.6 / 98.9, K = 288 154.6 / 126.0, K = 36 at C_out = 64 215.2 / 197.1. N = 24 gained too
-  // in the lab (C_in = 16, C_out = 48: 170.1 / 152.3; K = 36: 85.1 / 80.4) but is not built yet
-  // (4 kernels more, not run in the package); k_r = 1, 2 keep 1 (unmeasured).
-  static constexpr bool kTripleChunks16 = sizeof(typename T::ValA) == 2 && N == 32;
+  // 107.6 / 98.9, K = 288 154.6 / 126.0, K = 36 at C_out = 64 215.2 / 197.1. At N = 24 (v44;
+  // lab, session 25, 128 registers and 4 per SM either way): bf16 C_in = 16, C_out = 48 169.8 /
+  // 151.4, K = 144 at C_out = 24 225.6 / 202.0, K = 36 85.1 / 80.1, K = 45 86.1 / 81.1; autocast
+  // (bf16 operands) 177.0 / 162.0, 240.5 / 224.7, 88.0 / 85.8. k_r = 1, 2 keep 1 (unmeasured).
+  static constexpr bool kTripleChunks16 = sizeof(typename T::ValA) == 2 && (N == 24 || N == 32);
+  // TF32 at N = 32, k_r = 3 by TMA also gathers K in chunks of 9 k-steps (72 K), at 2 CTAs per
+  // SM by registers (215), where K fills two or more of them with no more padding than 3-step
+  // chunks: one chunk pair, so one drain of the wgmmas, per 18 k-steps instead of 6. There
+  // (K >= 144 at N = 32, k_r = 3) shared memory holds no more than 2 CTAs per SM of the 3-step
+  // kernel either: 3 need <= 75 KB each, and the weights alone take 54 KB, the ring and the
+  // footprint table 35 KB or more (C_in = 9, 4 x 4 taps). Lab (H200, session 25, µs 3 /
+  // 9 k-steps): K = 144 (C_in = 16) B = 16, C_out = 64 223.7 / 211.0, B = 128, C_out = 32
+  // 301.5 / 279.5; K = 216 423.5 / 416.4; K = 288 at C_out = 32 140.4 / 136.9, at 64 1018.0 /
+  // 986.0. At K = 72 (one 9-step chunk; the 3-step kernel at 3 per SM) it lost: 307.1 / 347.8.
+  static constexpr bool kNineChunks = sizeof(typename T::ValA) == 4 && !T::kSplit3x && N == 32;
+  // 3xTF32 at N = 32, k_r = 3 by TMA gathers K in chunks of 3 k-steps where their fewer padded
+  // k-steps (9 KB of weights each: three copies, three taps) let shared memory hold more CTAs
+  // per SM than the 2-step chunks do (K = 65..72: 9 k-steps instead of 10). Lab (H200, session
+  // 25, µs 2 / 3 k-steps): K = 72 (C_in = 8), C_out = 32, B = 128: 794.6 / 531.4 (119.7 / 110.2
+  // KB: 1 / 2 CTAs per SM; 206 registers). At equal CTAs per SM they lost: K = 144 (one per SM)
+  // 915.4 / 975.3; 6 k-steps 1255.6 (255 registers), 9 2845.2 (352 B spilled).
+  static constexpr bool kTripleChunks3x = T::kSplit3x && N == 32;
   // TF32 in one chunk at N >= 24 also comes with each plane retired in its step (kRetireEachPlane:
   // 128 registers, 4 CTAs per SM instead of 3), taken when its grid needs fewer waves, or on
   // persistent grids (TMA, R whole) from 3 rounds of items at 3 per SM. A retiring CTA is slower,
@@ -317,14 +343,21 @@ struct WidthKernels {
     return f(Cfg<3, kOneChunk, kLongChunk, kRetire, kTma>{});  // plan_config rejects k_r other than 3
   }
 
+  // CTAs per SM of C at p: its register bound, or fewer where shared memory holds fewer.
+  template <class C>
+  static long long ctas_per_sm(const Params& p, int sms, int max_smem_bytes) {
+    const long long by_smem = ctas_by_smem(make_wg_geometry<C>(p, sms).smem_bytes, max_smem_bytes);
+    return by_smem < C::kMinBlocks ? by_smem : C::kMinBlocks;
+  }
+
   // Calls f with the kernel configuration for p, of the TMA ring (tma: tma_candidate(p)) or
-  // the cp.async one.
+  // the cp.async one; max_smem_bytes: the per-block shared-memory opt-in maximum.
   template <class F>
-  static auto with_config(const Params& p, int sms, bool tma, F&& f) {
-    return tma ? with_config_of<true>(p, sms, f) : with_config_of<false>(p, sms, f);
+  static auto with_config(const Params& p, int sms, int max_smem_bytes, bool tma, F&& f) {
+    return tma ? with_config_of<true>(p, sms, max_smem_bytes, f) : with_config_of<false>(p, sms, max_smem_bytes, f);
   }
   template <bool kTma, class F>
-  static auto with_config_of(const Params& p, int sms, F&& f) {
+  static auto with_config_of(const Params& p, int sms, [[maybe_unused]] int max_smem_bytes, F&& f) {
     using Any = Cfg<1, true>;  // the chunk sizes do not depend on k_r
     const int k_plane = p.c_in * p.k_p * p.k_q;
     const bool kr5 = p.k_r == 5;
@@ -345,12 +378,25 @@ struct WidthKernels {
       }
       return with_kr<true, 0, false, kTma>(p.k_r, f);
     }
-    // Chunks of 3 k-steps where they pad K no more than the default ones (TF32: 2, 16-bit: 1).
+    // Chunks of 3 k-steps where they pad K no more than the default ones (TF32: 2, 16-bit: 1);
+    // TF32's 9-step chunks where they pad no more than 3-step ones and K fills two.
     using Chunked = Cfg<1, false>;
     [[maybe_unused]] const bool triple_pads_no_more =
         round_up(k_plane, 3 * Chunked::kBlockK) <= round_up(k_plane, Chunked::kChunk * Chunked::kBlockK);
+    if constexpr (kTma && kNineChunks) {
+      const bool nine_pays = k_plane > 9 * Chunked::kBlockK &&
+                             round_up(k_plane, 9 * Chunked::kBlockK) <= round_up(k_plane, 3 * Chunked::kBlockK);
+      if (p.k_r == 3 && nine_pays) return f(Cfg<3, false, 9, false, true>{});
+    }
     if constexpr (kTma && kTripleChunks16) {
       if (p.k_r == 3 && triple_pads_no_more) return f(Cfg<3, false, 3, false, true>{});
+    }
+    if constexpr (kTma && kTripleChunks3x) {
+      using Triple = Cfg<3, false, 3, false, true>;
+      if (p.k_r == 3 && ctas_per_sm<Triple>(p, sms, max_smem_bytes) >
+                            ctas_per_sm<Cfg<3, false, 0, false, true>>(p, sms, max_smem_bytes)) {
+        return f(Triple{});
+      }
     }
     if constexpr (kTripleChunks) {
       if ((!kr5 || kHasKR5<false, 3>) && triple_pads_no_more) return with_kr<false, 3, false, kTma>(p.k_r, f);
@@ -369,9 +415,9 @@ Fit plan_width(const Params& p, int max_smem_bytes) {
     return plan_config<decltype(cfg)>(p, max_smem_bytes, sms, &g);
   };
   if (W::tma_candidate(p, sms)) {
-    if (const Fit fit = W::with_config(p, sms, true, plan); fit == Fit::kOk) return fit;
+    if (const Fit fit = W::with_config(p, sms, max_smem_bytes, true, plan); fit == Fit::kOk) return fit;
   }
-  return W::with_config(p, sms, false, plan);
+  return W::with_config(p, sms, max_smem_bytes, false, plan);
 }
 
 // As plan_width; a TMA kernel also needs the driver to encode x's tensor map for its box
@@ -393,10 +439,10 @@ cudaError_t launch_width(const Params& p, int max_smem_bytes, cudaStream_t strea
     return launch_config<C>(p, g, tma_x, sms, stream);
   };
   if (W::tma_candidate(p, sms)) {
-    const cudaError_t err = W::with_config(p, sms, true, launch);
+    const cudaError_t err = W::with_config(p, sms, max_smem_bytes, true, launch);
     if (planned) return err;
   }
-  return W::with_config(p, sms, false, launch);
+  return W::with_config(p, sms, max_smem_bytes, false, launch);
 }
 
 }  // namespace fusedconv::fused::hopper
