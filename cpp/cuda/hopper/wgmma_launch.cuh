@@ -29,10 +29,13 @@ inline int sm_count() {
 // The shared memory each resident CTA reserves beside its dynamic allocation.
 constexpr int kReservedSmemPerCta = 1024;
 
-// CTAs per SM that shared memory holds at smem_bytes each, given the per-block opt-in maximum
-// max_smem_bytes (which is the SM's capacity less one CTA's reservation).
-inline long long ctas_by_smem(int smem_bytes, int max_smem_bytes) {
-  return (max_smem_bytes + kReservedSmemPerCta) / (smem_bytes + kReservedSmemPerCta);
+// CTAs per SM of Cfg on geometry g: its register bound (kMinBlocks), or fewer where shared
+// memory holds fewer. max_smem_bytes: the per-block opt-in maximum, which is the SM's
+// capacity less one CTA's reservation.
+template <class Cfg>
+long long ctas_per_sm(const WgGeometry& g, int max_smem_bytes) {
+  const long long by_smem = (max_smem_bytes + kReservedSmemPerCta) / (g.smem_bytes + kReservedSmemPerCta);
+  return by_smem < Cfg::kMinBlocks ? by_smem : Cfg::kMinBlocks;
 }
 
 // sms: sm_count(), queried once per call by plan_width / launch_width.
@@ -51,9 +54,7 @@ Fit plan_config(const Params& p, int max_smem_bytes, int sms, WgGeometry* g) {
   const long long tiles = tile_ctas(p, *g);
   if (g->r_split == 1 && 2 * tiles > sms) {
     const WgGeometry halves = make_wg_geometry<Cfg>(p, sms, 2);
-    const long long by_smem = ctas_by_smem(halves.smem_bytes, max_smem_bytes);
-    const long long per_sm = by_smem < Cfg::kMinBlocks ? by_smem : Cfg::kMinBlocks;
-    if (2 * tiles <= per_sm * sms) *g = halves;
+    if (2 * tiles <= ctas_per_sm<Cfg>(halves, max_smem_bytes) * sms) *g = halves;
   }
   // The R split's merge area can be what does not fit (3xTF32's three weight copies at long
   // K, small batches): then one CTA per tile walks all of R.
@@ -343,13 +344,6 @@ struct WidthKernels {
     return f(Cfg<3, kOneChunk, kLongChunk, kRetire, kTma>{});  // plan_config rejects k_r other than 3
   }
 
-  // CTAs per SM of C at p: its register bound, or fewer where shared memory holds fewer.
-  template <class C>
-  static long long ctas_per_sm(const Params& p, int sms, int max_smem_bytes) {
-    const long long by_smem = ctas_by_smem(make_wg_geometry<C>(p, sms).smem_bytes, max_smem_bytes);
-    return by_smem < C::kMinBlocks ? by_smem : C::kMinBlocks;
-  }
-
   // Calls f with the kernel configuration for p, of the TMA ring (tma: tma_candidate(p)) or
   // the cp.async one; max_smem_bytes: the per-block shared-memory opt-in maximum.
   template <class F>
@@ -393,8 +387,9 @@ struct WidthKernels {
     }
     if constexpr (kTma && kTripleChunks3x) {
       using Triple = Cfg<3, false, 3, false, true>;
-      if (p.k_r == 3 && ctas_per_sm<Triple>(p, sms, max_smem_bytes) >
-                            ctas_per_sm<Cfg<3, false, 0, false, true>>(p, sms, max_smem_bytes)) {
+      using Pair = Cfg<3, false, 0, false, true>;  // (3xTF32's default: 2 k-steps)
+      if (p.k_r == 3 && ctas_per_sm<Triple>(make_wg_geometry<Triple>(p, sms), max_smem_bytes) >
+                            ctas_per_sm<Pair>(make_wg_geometry<Pair>(p, sms), max_smem_bytes)) {
         return f(Triple{});
       }
     }
