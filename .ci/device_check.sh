@@ -70,7 +70,7 @@ fi
 
 # ---- tests: the CUDA kernel's own first, then the rest -----------------------------------
 if stage 1; then
-timeout 240 python3 -m pytest -q -p no:cacheprovider tests/test_cuda_forward.py > "$OUT/pytest_cuda.log" 2>&1 \
+timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_cuda_forward.py > "$OUT/pytest_cuda.log" 2>&1 \
   || FAILED_STEPS="$FAILED_STEPS pytest-cuda"
 note "pytest tests/test_cuda_forward.py: $(tail -1 "$OUT/pytest_cuda.log") after $(elapsed) s"
 grep -E "^(FAILED|ERROR)" "$OUT/pytest_cuda.log" | head -20 | cut -c1-300 | tee -a "$SUMMARY"

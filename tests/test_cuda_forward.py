@@ -402,13 +402,15 @@ def test_wide_tiles_with_channel_groups(mode, c_out, batch):
 
 # Channel clusters over several rounds of items (v43: persistent clusters, each CTA keeping its
 # channel group): C_out = 64 (two groups of N = 32) and 100 (four of 25 in N = 32) at 2.5 waves
-# of 4 per SM on the 28 x 30 plane (14 tiles per group); C_in = 16, C_out = 50 (K = 144 in
-# chunks: 16-bit gathers 3 k-steps per chunk there) at 1.5 waves on a 19 x 22 plane (10 tiles
-# per group). The cp.async ring (one cluster per tile) must give the same bits.
+# of 4 per SM on the 28 x 30 plane (14 tiles per group); C_in = 16, C_out = 80 (three groups of
+# 27 in N = 32; K = 144 in chunks: 16-bit gathers 3 k-steps per chunk there, TF32 9) at 1.5
+# waves on a 19 x 22 plane (10 tiles per group). (C_out 49..64 at that K takes one group of
+# N = 64 for 16-bit operands since v45: test_one_channel_group_of_64.) The cp.async ring (one
+# cluster per tile) must give the same bits.
 PERSISTENT_CLUSTER_SHAPES = [
     (persistent_batch(2.5, 28), 3, 64, 9, 30, 32, 3, 3, 3),
     (persistent_batch(2.5, 56), 3, 100, 9, 30, 32, 3, 3, 3),
-    (persistent_batch(1.5, 20), 16, 50, 7, 21, 24, 3, 3, 3),
+    (persistent_batch(1.5, 30), 16, 80, 7, 21, 24, 3, 3, 3),
 ] if WGMMA_DEVICE else []
 
 
@@ -423,15 +425,16 @@ def test_persistent_channel_clusters(shape, mode):
 
 # K in longer chunks by TMA (v44): TF32 at N = 32 gathers 9 k-steps per chunk where K fills
 # two or more with no more padding than 3-step chunks (K = 144 at C_in = 16, and at C_in = 9
-# with 4 x 4 taps; K = 216 in two channel groups); 16-bit at N = 24 gathers 3 (K = 144 in one
-# group of 20, K = 36 in two), as at N = 32 since v43; 3xTF32 at N = 32 gathers 3 where that
+# with 4 x 4 taps; K = 216 in two channel groups), and at N = 24 since v45 (K = 144 in one
+# group of 20 and in two of 24); 16-bit at N = 24 gathers 3 (K = 144 in one group of 20 and
+# in two of 24, K = 36 in two of 20), as at N = 32 since v43; 3xTF32 at N = 32 gathers 3 where that
 # fits more CTAs per SM (K = 72: 2 instead of 1; "highest" loads by TMA past one wave of 2 per
 # SM only). At one wave (B = 2) and past it (persistent, 1.5 waves of 4 per SM on 10 tiles
 # per group). The cp.async ring (3-step chunks for TF32, 2-step for 3xTF32, 1-step for 16-bit)
 # must give the same bits: each accumulator sums the same k-steps in the same order (and
 # 3xTF32's 2-step chunks at K = 72 one zero k-step more).
 LONG_CHUNK_SHAPES = [  # (C_in, C_out, k_p = k_q)
-    (16, 30, 3), (9, 30, 4), (24, 50, 3), (16, 20, 3), (4, 40, 3), (8, 30, 3)]
+    (16, 30, 3), (9, 30, 4), (24, 50, 3), (16, 20, 3), (16, 48, 3), (4, 40, 3), (8, 30, 3)]
 
 
 @pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
@@ -443,6 +446,33 @@ def test_long_chunks_by_tma(c_in, c_out, k, waves, mode):
     batch = persistent_batch(waves, tiles) if waves else 2
     x, w, b = make_inputs((batch, c_in, c_out, 7, 21, 24, 3, k, k), dtype=MODES[mode][0], device="cuda", dist="rand")
     _check_rings_agree(mode, x, w, b, 2)
+
+
+# One channel group of N = 64 for 16-bit operands (v45; cpp/cuda/hopper/width_rule.h, the ctest
+# WidthRule): C_out 49..64 at k_r = 3 with K in chunks (K = 144, 36, 45, 288 here), by TMA where
+# R stays whole: B = 14 (140 items on 10 tiles of 4 x 16 per batch index, one wave) and 80
+# (persistent: 800 items, several rounds of 2 per SM). The cp.async ring runs two groups of 32,
+# whose softmax sums in another order: both within the bound of float64. Their per-channel
+# sums are the same, so the argmin the backward recomputes from each gives the same gradients.
+GROUP64_SHAPES = [(16, 64), (4, 50), (5, 57), (32, 49)]  # (C_in, C_out), k = 3
+
+
+@pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
+@pytest.mark.parametrize("mode", ["bf16", "fp16"])
+@pytest.mark.parametrize("batch", [14, 80])
+@pytest.mark.parametrize("c_in, c_out", GROUP64_SHAPES, ids=["x".join(map(str, s)) for s in GROUP64_SHAPES])
+def test_one_channel_group_of_64(c_in, c_out, batch, mode):
+    x, w, b = make_inputs((batch, c_in, c_out, 7, 21, 24, 3, 3, 3), dtype=MODES[mode][0], device="cuda",
+                          dist="rand" if batch == 80 else "randn")
+    y = _check(mode, x, w, b, 2)
+    _check(mode, misaligned_copy(x), w, b, 2)
+    assert torch.equal(y, _run(mode, x, w, b, 2)[0])  # run to run
+    if hasattr(torch.ops.fusedconv, "backward"):
+        grad_y = torch.randn(y.shape, device="cuda", generator=torch.Generator("cuda").manual_seed(3))
+        one, groups = (torch.ops.fusedconv.backward(grad_y, y, x_in, w, b, 2, [True, True, True])
+                       for x_in in (x, misaligned_copy(x)))
+        for got, want in zip(one, groups):
+            assert torch.equal(got, want)
 
 
 @pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")

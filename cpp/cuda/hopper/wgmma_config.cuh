@@ -158,9 +158,11 @@ struct WgmmaConfig {
   // At N = 32 the lean kernels (v39) take 4: 128 registers without a spill, where 5 spilled
   // (bf16 56 B) and won at B >= 128 by 2-4% but lost 8% at B = 64 (lab, H200, session 21).
   // TF32 K in chunks of 9 k-steps (WidthKernels::kNineChunks) holds 9 k-steps of A per
-  // buffer: 215 registers, 2 CTAs per SM (no spill; shared memory holds no more at its K).
+  // buffer: 215 registers at N = 32, 189 at 24, 2 CTAs per SM (no spill; shared memory holds
+  // no more at its K). N = 64 (16-bit operands, launch_group64) holds 32 accumulator registers
+  // per output plane: 255 registers, 2 per SM (bf16 8 B spilled, autocast none).
   static constexpr int kMinBlocks =
-      (!kOneChunk_ && kLongChunk_ >= 9) ? 2
+      (kN_ > 32 || (!kOneChunk_ && kLongChunk_ >= 9)) ? 2
       : kSplit3x ? ((kRetireEachPlane || (kOneChunk && kN <= 24)) ? 3 : 2)
                : (kRetireEachPlane && (sizeof(ValA) == 2 || !kArgmin)) ? (kN <= 24 ? 5 : 4)
                : ((kN <= 16 || (sizeof(ValA) == 2 && kN <= 24 && (sizeof(Element) == 2 || kTma)) ||

@@ -1,5 +1,6 @@
 // Mode and width switch over the generated per-(mode, N) units of the Hopper kernels.
 #include "cuda/hopper/wgmma_entry.h"
+#include "cuda/hopper/width_rule.h"
 
 namespace fusedconv::fused::hopper {
 namespace {
@@ -29,8 +30,22 @@ auto by_mode_width(Mode mode, int c_out, F&& f) {
   return by_width<Mode::kFP16>(c_out, f);
 }
 
+// The N = 64 kernel of a 16-bit mode, where width_rule.h asks for it and it takes p.
+bool launched_as_one_group(const Params& p, Mode mode, int max_smem_bytes, cudaStream_t stream, cudaError_t* err) {
+  const bool operands_16bit = mode != Mode::kTF32 && mode != Mode::k3xTF32;
+  if (!one_group_of_64(p.c_out, p.c_in * p.k_p * p.k_q, p.k_r, operands_16bit)) return false;
+  switch (mode) {
+    case Mode::kBF16: return launch_group64<Mode::kBF16>(p, max_smem_bytes, stream, err);
+    case Mode::kFP16: return launch_group64<Mode::kFP16>(p, max_smem_bytes, stream, err);
+    case Mode::kBF16F32: return launch_group64<Mode::kBF16F32>(p, max_smem_bytes, stream, err);
+    case Mode::kFP16F32: return launch_group64<Mode::kFP16F32>(p, max_smem_bytes, stream, err);
+    default: return false;
+  }
+}
+
 }  // namespace
 
+// (The groups of 32 plan every C_out the N = 64 kernel takes: it never widens what fits.)
 Fit plan(const Params& p, Mode mode, int max_smem_bytes) {
   return by_mode_width(mode, p.c_out, [&]<Mode kMode, int N>() {
     return plan_width<kMode, N>(p, max_smem_bytes);
@@ -38,6 +53,7 @@ Fit plan(const Params& p, Mode mode, int max_smem_bytes) {
 }
 
 cudaError_t launch(const Params& p, Mode mode, int max_smem_bytes, cudaStream_t stream) {
+  if (cudaError_t err = cudaSuccess; launched_as_one_group(p, mode, max_smem_bytes, stream, &err)) return err;
   return by_mode_width(mode, p.c_out, [&]<Mode kMode, int N>() {
     return launch_width<kMode, N>(p, max_smem_bytes, stream);
   });

@@ -239,11 +239,15 @@ struct WidthKernels {
   // chunks: one chunk pair, so one drain of the wgmmas, per 18 k-steps instead of 6. There
   // (K >= 144 at N = 32, k_r = 3) shared memory holds no more than 2 CTAs per SM of the 3-step
   // kernel either: 3 need <= 75 KB each, and the weights alone take 54 KB, the ring and the
-  // footprint table 35 KB or more (C_in = 9, 4 x 4 taps). Lab (H200, session 25, µs 3 /
-  // 9 k-steps): K = 144 (C_in = 16) B = 16, C_out = 64 223.7 / 211.0, B = 128, C_out = 32
-  // 301.5 / 279.5; K = 216 423.5 / 416.4; K = 288 at C_out = 32 140.4 / 136.9, at 64 1018.0 /
-  // 986.0. At K = 72 (one 9-step chunk; the 3-step kernel at 3 per SM) it lost: 307.1 / 347.8.
-  static constexpr bool kNineChunks = sizeof(typename T::ValA) == 4 && !T::kSplit3x && N == 32;
+  // footprint table 35 KB or more (C_in = 9, 4 x 4 taps); where it would hold more (N = 24,
+  // whose weights take 41 KB, with a small ring) the 3-step kernel stays. Lab (H200, session
+  // 25, µs 3 / 9 k-steps): K = 144 (C_in = 16) B = 16, C_out = 64 223.7 / 211.0, B = 128, C_out
+  // = 32 301.5 / 279.5; K = 216 423.5 / 416.4; K = 288 at C_out = 32 140.4 / 136.9, at 64 1018.0
+  // / 986.0. At K = 72 (one 9-step chunk; the 3-step kernel at 3 per SM) it lost: 307.1 / 347.8.
+  // N = 24 too (v45; 189 registers, 2 per SM against the 3-step kernel's 156 and 3; lab, H200,
+  // session 26, µs 3 / 9 k-steps): C_in = 16, C_out = 48, B = 16 218.9 / 202.4; C_out = 24, B =
+  // 128 287.5 / 268.8; C_in = 32, C_out = 48, B = 32 (K = 288) 269.8 / 252.5.
+  static constexpr bool kNineChunks = sizeof(typename T::ValA) == 4 && !T::kSplit3x && (N == 24 || N == 32);
   // 3xTF32 at N = 32, k_r = 3 by TMA gathers K in chunks of 3 k-steps where their fewer padded
   // k-steps (9 KB of weights each: three copies, three taps) let shared memory hold more CTAs
   // per SM than the 2-step chunks do (K = 65..72: 9 k-steps instead of 10). Lab (H200, session
@@ -378,9 +382,14 @@ struct WidthKernels {
     [[maybe_unused]] const bool triple_pads_no_more =
         round_up(k_plane, 3 * Chunked::kBlockK) <= round_up(k_plane, Chunked::kChunk * Chunked::kBlockK);
     if constexpr (kTma && kNineChunks) {
-      const bool nine_pays = k_plane > 9 * Chunked::kBlockK &&
+      using Nine = Cfg<3, false, 9, false, true>;
+      using Triple = Cfg<3, false, 3, false, true>;
+      const bool nine_pays = p.k_r == 3 && k_plane > 9 * Chunked::kBlockK &&
                              round_up(k_plane, 9 * Chunked::kBlockK) <= round_up(k_plane, 3 * Chunked::kBlockK);
-      if (p.k_r == 3 && nine_pays) return f(Cfg<3, false, 9, false, true>{});
+      if (nine_pays && ctas_per_sm<Nine>(make_wg_geometry<Nine>(p, sms), max_smem_bytes) >=
+                           ctas_per_sm<Triple>(make_wg_geometry<Triple>(p, sms), max_smem_bytes)) {
+        return f(Nine{});
+      }
     }
     if constexpr (kTma && kTripleChunks16) {
       if (p.k_r == 3 && triple_pads_no_more) return f(Cfg<3, false, 3, false, true>{});
@@ -438,6 +447,28 @@ cudaError_t launch_width(const Params& p, int max_smem_bytes, cudaStream_t strea
     if (planned) return err;
   }
   return W::with_config(p, sms, max_smem_bytes, false, launch);
+}
+
+// One channel group of N = 64 for 16-bit operands, where wgmma_dispatch.cu's width rule
+// (width_rule.h, one_group_of_64) asks for it: K in chunks of 3 k-steps at k_r = 3, planes by
+// TMA, 2 CTAs per SM (255 registers). It launches only where x fits TMA and R stays whole:
+// split in two (B = 1 at C_in = 16, C_out = 64) it lost to the two groups of 32 (lab, H200,
+// session 26: bf16 35.1 -> 38.9 µs; B = 4, R whole, 61.0 -> 55.4). Elsewhere the groups of 32
+// run, which also plan the op (wgmma_dispatch.cu, plan): this kernel never widens what fits.
+template <Mode kMode>
+bool launch_group64(const Params& p, int max_smem_bytes, cudaStream_t stream, cudaError_t* err) {
+  using T = ModeTypes<kMode>;
+  using C = WgmmaConfig<typename T::Element, typename T::ValA, 64, 3, false, false, 3, false, true>;
+  static_assert(sizeof(typename T::ValA) == 2, "16-bit operands only (width_rule.h)");
+  const int sms = sm_count();
+  WgGeometry g;
+  cute::TmaDescriptor tma_x{};
+  if (!tma_fits<C>(p, C::kTileP + p.k_p - 1) || plan_config<C>(p, max_smem_bytes, sms, &g) != Fit::kOk ||
+      g.r_split != 1 || !x_tensor_map<C>(p, &tma_x)) {
+    return false;
+  }
+  *err = launch_config<C>(p, g, tma_x, sms, stream);
+  return true;
 }
 
 }  // namespace fusedconv::fused::hopper
