@@ -6,11 +6,12 @@
 # Nsight Compute pass over the wgmma kernel (ncu.txt).
 # The whole check outgrew one 600 s device call (the build alone takes ~240 s), so it runs in
 # two stages on one build:
-#   STAGE=1: build, the CUDA kernel's tests, memcheck, benchmarks, main job; the installed
+#   STAGE=1: build, the CUDA kernel's tests (memcheck beside them), main job; the installed
 #            package comes back as $OUT/pkg.tgz.part* (logs in $OUT/logs.tgz);
 #   STAGE=2 PKG=dir: installs the package from dir's parts (copy them into the repo, e.g.
-#            out/pkg, and carry it), then racecheck and the other tests.
-# Without STAGE it runs everything in one call.
+#            out/pkg, and carry it), then the other tests (racecheck beside them), benchmarks.
+# Without STAGE it runs everything in one call: after the build every test file and both
+# sanitizers run side by side, which with NO_BENCH=1 fits one call (build ~385 s, 2026-12-02).
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/fusedconv-out}; mkdir -p "$OUT"
@@ -68,45 +69,83 @@ if [ "$STAGE" = 1 ]; then  # the installed package, for STAGE=2
   note "package packed: $(ls "$OUT" | grep -c pkg.tgz.part) part(s)"
 fi
 
-# ---- tests: the CUDA kernel's own first, then the rest -----------------------------------
-if stage 1; then
-timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_cuda_forward.py > "$OUT/pytest_cuda.log" 2>&1 \
-  || FAILED_STEPS="$FAILED_STEPS pytest-cuda"
-note "pytest tests/test_cuda_forward.py: $(tail -1 "$OUT/pytest_cuda.log") after $(elapsed) s"
-grep -E "^(FAILED|ERROR)" "$OUT/pytest_cuda.log" | head -20 | cut -c1-300 | tee -a "$SUMMARY"
-fi
-if stage 2; then
-if [ -n "${FAST:-}" ]; then rc=0; echo "skipped (FAST=1)" > "$OUT/pytest_rest.log"; else
-timeout 240 python3 -m pytest -q -p no:cacheprovider tests --ignore=tests/test_cuda_forward.py > "$OUT/pytest_rest.log" 2>&1
-rc=$?; fi
-[ "$rc" -eq 0 ] || FAILED_STEPS="$FAILED_STEPS pytest-rest"
-note "pytest (all other tests): rc $rc: $(tail -1 "$OUT/pytest_rest.log" | cut -c1-200) after $(elapsed) s"
-grep -E "^(FAILED|ERROR)" "$OUT/pytest_rest.log" | head -10 | cut -c1-200 | tee -a "$SUMMARY"
-if [ "$rc" -ge 128 ]; then  # killed by a signal (e.g. a segfault): rerun file by file to isolate it
-  grep -B2 -A12 "Fatal Python error" "$OUT/pytest_rest.log" | head -30 | tee -a "$SUMMARY"
-  for f in tests/test_*.py; do
-    [ "$f" = tests/test_cuda_forward.py ] && continue
-    timeout 120 python3 -m pytest -q -p no:cacheprovider "$f" > /tmp/one.log 2>&1
-    note "  $f: rc $?: $(tail -1 /tmp/one.log | cut -c1-150)"
-    cat /tmp/one.log >> "$OUT/pytest_by_file.log"
+# ---- sanitizer (in the background, beside the tests: both stages outgrew 600 s in turn) ----
+# This stage's tool (1: memcheck, 2: racecheck; both without STAGE) over sanitize_case.py's
+# two runs, the default and the clusters, side by side (racecheck of each took ~120-145 s on
+# the H200, 2026-12-02). Each writes its log and, on a failure, a flag file.
+# SAN_TOOLS and SAN_PARTS (tiny, clusters) narrow it; every timeout ends by DEADLINE_S (585 s
+# after the start: one device call's limit is 600 s).
+left() { local l=$(( ${DEADLINE_S:-585} - $(elapsed) )); echo $(( l < 300 ? (l < 1 ? 1 : l) : 300 )); }
+sanitize() {
+  local tool=$1 part rc=0
+  for part in ${SAN_PARTS:-tiny clusters}; do
+    ( timeout "$(left)" compute-sanitizer --tool "$tool" python3 .ci/sanitize_case.py ${part/tiny/} > "/tmp/san_${tool}_$part.log" 2>&1
+      echo $? > "/tmp/san_${tool}_$part.rc" ) &
+  done
+  wait
+  : > "/tmp/san_$tool.log"
+  for part in ${SAN_PARTS:-tiny clusters}; do
+    cat "/tmp/san_${tool}_$part.log" >> "/tmp/san_$tool.log"
+    [ "$(cat "/tmp/san_${tool}_$part.rc")" -eq 0 ] || rc=1
+  done
+  [ "$rc" -eq 0 ] || touch "/tmp/san_$tool.failed"
+  local found
+  found=$(for part in ${SAN_PARTS:-tiny clusters}; do
+    echo "$part: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "/tmp/san_${tool}_$part.log" | tail -1 | sed 's/=* *//')"
+  done | paste -sd ';')
+  echo "compute-sanitizer $tool: $found (rc $rc) after $(elapsed) s" > "/tmp/san_$tool.note"
+}
+if [ -z "${SAN_TOOLS+x}" ]; then
+  SAN_TOOLS=""
+  for tool in memcheck racecheck; do
+    case "$STAGE$tool" in 1racecheck|2memcheck) continue ;; esac
+    SAN_TOOLS="$SAN_TOOLS $tool"
   done
 fi
-fi
+( for tool in $SAN_TOOLS; do sanitize "$tool"; done ) &
+SAN_PID=$!
 
-# ---- sanitizer -----------------------------------------------------------------------------
+# ---- tests: one pytest process per file, side by side ---------------------------------------
+# (16 cores, and the GPU's memory holds them all: the suite takes as long as its slowest file.
+# Stage 1 runs the CUDA kernel's own file, stage 2 the others.)
+run_pytest() {  # log file, test files...
+  local log=$1 f name pids=()
+  shift
+  for f in "$@"; do
+    name=$(basename "$f" .py)
+    ( timeout "$(left)" python3 -m pytest -q -p no:cacheprovider "$f" > "/tmp/pt_$name.log" 2>&1
+      echo $? > "/tmp/pt_$name.rc" ) &
+    pids+=($!)
+  done
+  wait "${pids[@]}"
+  : > "$log"
+  local rc=0
+  for f in "$@"; do
+    name=$(basename "$f" .py)
+    cat "/tmp/pt_$name.log" >> "$log"
+    [ "$(cat "/tmp/pt_$name.rc")" -eq 0 ] || rc=1
+    note "  $f: rc $(cat "/tmp/pt_$name.rc"): $(tail -1 "/tmp/pt_$name.log" | cut -c1-150)"
+  done
+  # The files' "N passed, M skipped ..." lines, summed.
+  local total
+  total=$(for f in "$@"; do tail -1 "/tmp/pt_$(basename "$f" .py).log"; done \
+    | grep -oE "[0-9]+ (passed|failed|skipped|errors?|xfailed|xpassed)" \
+    | awk '{n[$2] += $1} END {for (k in n) printf "%d %s, ", n[k], k}')
+  note "pytest $(echo "$@" | wc -w) file(s): ${total%, } (rc $rc) after $(elapsed) s"
+  grep -E "^(FAILED|ERROR)" "$log" | head -20 | cut -c1-300 | tee -a "$SUMMARY"
+  return $rc
+}
+TEST_FILES=""
+! stage 1 || TEST_FILES="tests/test_cuda_forward.py"
+! stage 2 || [ -n "${FAST:-}" ] || TEST_FILES="$TEST_FILES $(ls tests/test_*.py | grep -v test_cuda_forward.py)"
+run_pytest "$OUT/pytest.log" $TEST_FILES || FAILED_STEPS="$FAILED_STEPS pytest"
+
+wait "$SAN_PID"
 : > "$OUT/sanitizer.log"
-# racecheck of sanitize_case takes ~120 s on the H200 (2026-11-30).
-for tool in memcheck racecheck; do
-  case "$STAGE$tool" in 1racecheck|2memcheck) continue ;; esac
-  timeout 200 compute-sanitizer --tool $tool python3 .ci/sanitize_case.py > /tmp/san_$tool.log 2>&1
-  rc=$?
-  # (the persistent cluster and K = 144 cases in a run of their own: the default's racecheck
-  # nears 200 s; this one's took ~145 s with v44's cases, 2026-12-02)
-  timeout 200 compute-sanitizer --tool $tool python3 .ci/sanitize_case.py clusters >> /tmp/san_$tool.log 2>&1
-  rc2=$?; [ "$rc" -ne 0 ] || rc=$rc2
-  cat /tmp/san_$tool.log >> "$OUT/sanitizer.log"
-  [ "$rc" -eq 0 ] || FAILED_STEPS="$FAILED_STEPS $tool"
-  note "compute-sanitizer $tool: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san_$tool.log | tail -1) (rc $rc) after $(elapsed) s"
+for tool in $SAN_TOOLS; do
+  cat "/tmp/san_$tool.log" >> "$OUT/sanitizer.log"
+  [ ! -e "/tmp/san_$tool.failed" ] || FAILED_STEPS="$FAILED_STEPS $tool"
+  note "$(cat "/tmp/san_$tool.note")"
 done
 
 if stage 1; then
@@ -135,12 +174,20 @@ if [ -n "${PROFILE:-}" ] && command -v ncu > /dev/null; then
   grep -E "^  [a-z_]+.*conv_min_softmax|gmma|pipe_tensor|ops_path_tensor|inst_executed|warps_active|Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Stall|Issue Slots Busy|Warp Cycles Per Issued|Theoretical Occupancy|Block Limit" "$OUT/ncu.txt" | grep -v "^metric: " | cut -c1-150 | head -80 >> "$SUMMARY"
 elif [ -n "${PROFILE:-}" ]; then note "ncu: not found"; fi
 
-# ---- benchmarks and the main job -----------------------------------------------------------
+timeout 60 python3 -m fusedconv > "$OUT/main_job.log" 2>&1
+main_rc=$?
+note "python -m fusedconv: rc $main_rc after $(elapsed) s"
+[ "$main_rc" -eq 0 ] || FAILED_STEPS="$FAILED_STEPS main-job"
+fi
+
+# ---- benchmarks (stage 2: the build and stage 1's tests leave too little of a call) -------
 BENCH=$OUT/bench.log; : > "$BENCH"
-[ -n "${NO_BENCH:-}" ] || {
+if stage 2 && [ -z "${NO_BENCH:-}" ]; then
+{
   timeout 90 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --graph
   timeout 45 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --shape 1,3,24,24,32,32,3 --graph
   timeout 45 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --shape 16,16,64,16,64,64,3
+  timeout 45 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --shape 16,16,48,16,64,64,3
   timeout 45 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --shape 128,3,64,24,32,32,3 --graph
   timeout 45 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --shape 128,3,32,24,32,32,3 --graph
   [ -z "${FAST:-}" ] || timeout 45 python3 -m fusedconv.bench --compile "" --dtype float32 --shape 128,3,24,3,32,32,3 --graph
@@ -149,21 +196,15 @@ BENCH=$OUT/bench.log; : > "$BENCH"
   [ -n "${QUICK:-}" ] && [ -z "${SWEEP:-}" ] || timeout 120 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --sweep batch --batches 8,64,256,1024 --graph --plot "$OUT/batch.png" --iters 50
 } > "$BENCH" 2>&1
 note "bench (no compile) done after $(elapsed) s"
-timeout 60 python3 -m fusedconv > "$OUT/main_job.log" 2>&1
-main_rc=$?
-note "python -m fusedconv: rc $main_rc after $(elapsed) s"
-[ "$main_rc" -eq 0 ] || FAILED_STEPS="$FAILED_STEPS main-job"
 LEFT=$(( ${BUDGET_S:-560} - $(elapsed) ))
-if [ "$LEFT" -gt 60 ] && [ -z "${QUICK:-}${NO_BENCH:-}" ]; then
+if [ "$LEFT" -gt 60 ] && [ -z "${QUICK:-}" ]; then
   timeout "$LEFT" python3 -m fusedconv.bench --compile "${COMPILE_MODES:-default,max-autotune}" --dtype float32,bfloat16 >> "$BENCH" 2>&1
   note "bench with torch.compile: rc $? after $(elapsed) s"
 fi
 fi
 echo; echo "==== summary"; cat "$SUMMARY"
-if stage 1; then
-echo; echo "==== bench"; grep -E "^\||^NVIDIA|^CPU|^#|^forward" "$BENCH" | grep -v "^|--"
-echo; echo "==== python -m fusedconv"; tail -15 "$OUT/main_job.log"
-fi
+[ ! -s "$BENCH" ] || { echo; echo "==== bench"; grep -E "^\||^NVIDIA|^CPU|^#|^forward" "$BENCH" | grep -v "^|--"; }
+[ ! -e "$OUT/main_job.log" ] || { echo; echo "==== python -m fusedconv"; tail -15 "$OUT/main_job.log"; }
 if [ -n "$STAGE" ]; then  # $OUT brings back 8 files at most: the logs in one
   (cd "$OUT" && tar -czf logs.tgz ./*.log && rm -f ./*.log)
 fi

@@ -104,9 +104,11 @@ i = c.index("  static constexpr int kMinBlocks =")
 a = c[i:c.index(";", i) + 1]
 c = c.replace(a, "#ifdef LAB_MINB\n  static constexpr int kMinBlocks = LAB_MINB;\n#else\n" + a + "\n#endif")
 # LAB_TILEP: output rows per tile of every kernel the lab builds (4: 4 x 16, 2: 2 x 32).
-a = "  static constexpr int kTileP = kTileP_, kTileQ = 64 / kTileP_;\n"
+a = ("  static constexpr int kWgTileP = kTileP_, kTileQ = 64 / kTileP_;  // one warpgroup's rows, columns\n"
+     "  static constexpr int kTileP = kTileP_ * kWarpgroups_;             // the CTA's rows\n")
 assert a in c
-c = c.replace(a, "#ifdef LAB_TILEP\n  static constexpr int kTileP = LAB_TILEP, kTileQ = 64 / LAB_TILEP;\n#else\n" + a + "#endif\n")
+c = c.replace(a, "#ifdef LAB_TILEP\n  static constexpr int kWgTileP = LAB_TILEP, kTileQ = 64 / LAB_TILEP;\n"
+              "  static constexpr int kTileP = LAB_TILEP * kWarpgroups_;\n#else\n" + a + "#endif\n")
 # LAB_PITCH: the TMA kernels' footprint row pitch (elements; a TMA box row: 16-byte multiples).
 i = c.index("  static constexpr int kRowPitch =")
 a = c[i:c.index(";", i) + 1]

@@ -1,7 +1,8 @@
 // Standalone timing of one float32 wgmma kernel configuration (device experiments, not
 // shipped; .ci/lab/run.sh builds and runs it). Configuration by macros: LAB_N, LAB_KR,
 // LAB_ONE (K in one chunk), LAB_CHUNK (k-steps per chunk otherwise), LAB_RETIRE, LAB_3X, LAB_BF16,
-// LAB_F32BF16 (float32 data, bfloat16 wgmma), LAB_NOARG (no argmin: kArgmin_ = false);
+// LAB_F32BF16 (float32 data, bfloat16 wgmma), LAB_NOARG (no argmin: kArgmin_ = false), LAB_WG
+// (warpgroups per CTA: kWarpgroups_);
 // LAB_MMASYNC=1: the sm_80 mma.sync kernel instead (fused_kernel.cuh; TF32, LAB_3X or LAB_BF16;
 // LAB_N <= 32 its small configuration, else its large one);
 // ablations by ablate.py's LAB_* switches.
@@ -69,6 +70,9 @@ using namespace fusedconv::fused;
 #ifndef LAB_TMA
 #define LAB_TMA 0  // WgmmaConfig's kTma_ (planes by TMA; the inputs must fit it)
 #endif
+#ifndef LAB_WG
+#define LAB_WG 1  // WgmmaConfig's kWarpgroups_: 2 warpgroups per CTA share the ring and weights
+#endif
 #ifndef LAB_WIDE
 #define LAB_WIDE 0  // WgmmaConfig's kTileP_ = 2: 2 x 32 tiles at the config's pitch (TMA only)
 #endif
@@ -92,15 +96,15 @@ constexpr auto lab_kernel = fused_conv_min_softmax_kernel<Cfg>;
 #elif LAB_BF16
 using Elem = cutlass::bfloat16_t;
 using Cfg = WgmmaConfig<Elem, Elem, LAB_N, LAB_KR, false, bool(LAB_ONE), LAB_CHUNK, bool(LAB_RETIRE),
-                        bool(LAB_TMA), !bool(LAB_NOARG), LAB_WIDE ? 2 : 4>;
+                        bool(LAB_TMA), !bool(LAB_NOARG), LAB_WIDE ? 2 : 4, LAB_WG>;
 #elif LAB_F32BF16  // float32 x, weight and y; bfloat16 wgmma operands (an autocast kernel)
 using Elem = float;
 using Cfg = WgmmaConfig<float, cutlass::bfloat16_t, LAB_N, LAB_KR, false, bool(LAB_ONE), LAB_CHUNK, bool(LAB_RETIRE),
-                        bool(LAB_TMA), !bool(LAB_NOARG), LAB_WIDE ? 2 : 4>;
+                        bool(LAB_TMA), !bool(LAB_NOARG), LAB_WIDE ? 2 : 4, LAB_WG>;
 #else
 using Elem = float;
 using Cfg = WgmmaConfig<float, cutlass::tfloat32_t, LAB_N, LAB_KR, bool(LAB_3X), bool(LAB_ONE), LAB_CHUNK, bool(LAB_RETIRE),
-                        bool(LAB_TMA), !bool(LAB_NOARG), LAB_WIDE ? 2 : 4>;
+                        bool(LAB_TMA), !bool(LAB_NOARG), LAB_WIDE ? 2 : 4, LAB_WG>;
 #endif
 #if LAB_MMASYNC
 static cudaError_t lab_launch(const Params& p, const LabGeometry& g, cudaStream_t st) {

@@ -1,6 +1,7 @@
-// The channel-group choice (cuda/hopper/width_rule.h): 16-bit operands take one group of
-// N = 64 only at C_out 49..64, k_r = 3, K in chunks that 3-step chunks pad no more, the
-// ground the H200 lab measured (BENCHMARKS.md, v45).
+// The channel-group choice (cuda/hopper/width_rule.h): C_out 49..64 (TF32 33..64 from K = 144)
+// takes one group of N = 64 only at k_r = 3 with K in chunks, 16-bit operands only where
+// 3-step chunks pad no more, and never for 3xTF32: the ground the H200 lab measured
+// (BENCHMARKS.md, v45 and v46).
 #include <gtest/gtest.h>
 
 #include "cuda/hopper/width_rule.h"
@@ -8,32 +9,53 @@
 namespace fusedconv::fused::hopper {
 namespace {
 
+constexpr Operands k16 = Operands::k16bit, kTF32 = Operands::kTF32, k3x = Operands::k3xTF32;
+
 // The lab's shapes: K = 36 (C_in = 4), 144 (16), 288 (32) at k = 3; C_out 50 and 64.
 TEST(WidthRule, SixteenBitTakesOneGroupWhereMeasured) {
-  EXPECT_TRUE(one_group_of_64(64, 144, 3, true));
-  EXPECT_TRUE(one_group_of_64(50, 144, 3, true));
-  EXPECT_TRUE(one_group_of_64(64, 36, 3, true));
-  EXPECT_TRUE(one_group_of_64(64, 288, 3, true));
-  EXPECT_TRUE(one_group_of_64(49, 45, 3, true));  // 48 padded either way
+  EXPECT_TRUE(one_group_of_64(64, 144, 3, k16));
+  EXPECT_TRUE(one_group_of_64(50, 144, 3, k16));
+  EXPECT_TRUE(one_group_of_64(64, 36, 3, k16));
+  EXPECT_TRUE(one_group_of_64(64, 288, 3, k16));
+  EXPECT_TRUE(one_group_of_64(49, 45, 3, k16));  // 48 padded either way
 }
 
-// TF32 and 3xTF32 (float32 operands: N = 64's weights leave one CTA per SM, which lost in
-// the lab), C_out outside 49..64, K in one chunk (the reference's K = 27), other k_r.
+// TF32 (two warpgroups): C_out 49..64 at K = 36..144, where padding does not matter; C_out
+// 33..48 (two groups of 24 otherwise) from K = 144, which won there, where K = 36 lost.
+TEST(WidthRule, TF32TakesOneGroupWhereMeasured) {
+  struct Case {
+    int c_out, k_plane;
+    bool one_group;
+  };
+  const Case cases[] = {{64, 144, true}, {49, 144, true}, {64, 36, true},  {64, 108, true},
+                        {64, 216, true},  // (launch_group64 checks the fit)
+                        {48, 144, true}, {40, 144, true}, {33, 200, true}, {48, 36, false},
+                        {48, 108, false}, {32, 144, false}};
+  for (const Case& c : cases) {
+    EXPECT_EQ(one_group_of_64(c.c_out, c.k_plane, 3, kTF32), c.one_group) << c.c_out << " x " << c.k_plane;
+  }
+}
+
+// 3xTF32 (no N = 64 kernel), C_out outside 49..64, K in one chunk (the reference's K = 27),
+// other k_r.
 TEST(WidthRule, EverythingElseKeepsGroupsOf32) {
-  EXPECT_FALSE(one_group_of_64(64, 144, 3, false));
-  EXPECT_FALSE(one_group_of_64(48, 144, 3, true));
-  EXPECT_FALSE(one_group_of_64(65, 144, 3, true));
-  EXPECT_FALSE(one_group_of_64(64, 27, 3, true));
-  EXPECT_FALSE(one_group_of_64(64, 32, 3, true));
-  EXPECT_FALSE(one_group_of_64(64, 144, 2, true));
-  EXPECT_FALSE(one_group_of_64(64, 144, 5, true));
+  EXPECT_FALSE(one_group_of_64(48, 144, 3, k16));
+  for (Operands op : {k16, kTF32}) {
+    EXPECT_FALSE(one_group_of_64(65, 144, 3, op));
+    EXPECT_FALSE(one_group_of_64(64, 27, 3, op));
+    EXPECT_FALSE(one_group_of_64(64, 32, 3, op));
+    EXPECT_FALSE(one_group_of_64(64, 144, 2, op));
+    EXPECT_FALSE(one_group_of_64(64, 144, 5, op));
+  }
+  EXPECT_FALSE(one_group_of_64(64, 144, 3, k3x));
+  EXPECT_FALSE(one_group_of_64(64, 36, 3, k3x));
 }
 
-// Where 3-step chunks pad more than 1-step ones (K = 216: 240 against 224; K = 50: 96 against
-// 64) the N = 32 kernels keep their 1-step chunks.
+// Where 16-bit 3-step chunks pad more than 1-step ones (K = 216: 240 against 224; K = 50: 96
+// against 64) the N = 32 kernels keep their 1-step chunks.
 TEST(WidthRule, MorePaddingKeepsGroupsOf32) {
-  EXPECT_FALSE(one_group_of_64(64, 216, 3, true));
-  EXPECT_FALSE(one_group_of_64(64, 50, 3, true));
+  EXPECT_FALSE(one_group_of_64(64, 216, 3, k16));
+  EXPECT_FALSE(one_group_of_64(64, 50, 3, k16));
 }
 
 }  // namespace

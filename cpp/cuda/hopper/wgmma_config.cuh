@@ -1,7 +1,8 @@
 #pragma once
 // Static configuration and run-time geometry of the Hopper (sm_90a) fused kernel.
 // One warpgroup per CTA; its 64 output positions are a 4 (P) x 16 (Q) tile, warp w owning
-// row w, or (kTileP_ = 2, some TMA kernels) a 2 x 32 tile, warps 2r and 2r + 1 owning row r.
+// row w, or (kTileP_ = 2, some TMA kernels) a 2 x 32 tile, warps 2r and 2r + 1 owning row r
+// (kWarpgroups_ = 2, TF32 at N = 64, stacks two such tiles along P in one CTA).
 // C_out <= kN channels sit in one wgmma m64nNk* accumulator.
 // CuTe declares wgmma n = 24 only with CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED, which must be
 // set before its first header: cpp/CMakeLists.txt defines it for the whole object library.
@@ -40,9 +41,13 @@ template <int N> struct WgmmaOp<cutlass::half_t, N> {
 // kTma_: input planes load by TMA (inputs that tma_fits), else by cp.async.
 // kArgmin_: the kernel can write the argmin (the backward's recompute asks for it); false
 // compiles it out (an inference-only kernel, kVals registers fewer).
-// kTileP_: output rows per tile, 4 (tiles of 4 x 16) or 2 (2 x 32; TMA kernels only).
+// kTileP_: output rows per warpgroup's tile, 4 (tiles of 4 x 16) or 2 (2 x 32; TMA kernels only).
+// kWarpgroups_: warpgroups per CTA, each with its own 64 positions (rows stacked along P) and
+// accumulators, sharing the weights and the ring (a footprint kWarpgroups_ * kTileP_ rows
+// high): a plane's load, barrier and weights serve all of them. 2 only in TF32's N = 64
+// kernel (launch_group64: K in chunks, TMA), whose weights leave room for one CTA per SM.
 template <class Element_, class ValA_, int kN_, int kKR_, bool kSplit3x_, bool kOneChunk_, int kLongChunk_ = 0,
-          bool kRetire_ = false, bool kTma_ = false, bool kArgmin_ = true, int kTileP_ = 4>
+          bool kRetire_ = false, bool kTma_ = false, bool kArgmin_ = true, int kTileP_ = 4, int kWarpgroups_ = 1>
 struct WgmmaConfig {
   using Element = Element_;  // x, weight, bias and y element type
   using ValA = ValA_;        // operand type the wgmma consumes
@@ -54,9 +59,13 @@ struct WgmmaConfig {
   // so that the chunk loop of longer K does not cost this path registers).
   static constexpr bool kOneChunk = kOneChunk_;
   static constexpr bool kArgmin = kArgmin_;
-  static constexpr int kThreads = 128;      // one warpgroup: 64 positions
-  static constexpr int kTileP = kTileP_, kTileQ = 64 / kTileP_;
+  static constexpr int kWarpgroups = kWarpgroups_;
+  static constexpr int kThreads = 128 * kWarpgroups_;  // a warpgroup per 64 positions
+  static constexpr int kWgTileP = kTileP_, kTileQ = 64 / kTileP_;  // one warpgroup's rows, columns
+  static constexpr int kTileP = kTileP_ * kWarpgroups_;             // the CTA's rows
   static_assert(kTileP_ == 4 || (kTileP_ == 2 && kTma_), "4 x 16 tiles, or 2 x 32 by TMA");
+  static_assert(kWarpgroups_ == 1 || (kWarpgroups_ == 2 && kTma_ && !kOneChunk_ && !kSplit3x_),
+                "two warpgroups: K in chunks by TMA (launch_group64)");
   static constexpr int kMaxKQ = 5;
   // Planes by TMA: each footprint row is one TMA box row, which must be whole 16-byte
   // units. One kernel per ring: the cp.async ring's state, compiled into a TMA kernel as its
@@ -160,9 +169,11 @@ struct WgmmaConfig {
   // TF32 K in chunks of 9 k-steps (WidthKernels::kNineChunks) holds 9 k-steps of A per
   // buffer: 215 registers at N = 32, 189 at 24, 2 CTAs per SM (no spill; shared memory holds
   // no more at its K). N = 64 (16-bit operands, launch_group64) holds 32 accumulator registers
-  // per output plane: 255 registers, 2 per SM (bf16 8 B spilled, autocast none).
+  // per output plane: 255 registers, 2 per SM (bf16 8 B spilled, autocast none); TF32's two
+  // warpgroups 255 each, one CTA per SM (no spill).
   static constexpr int kMinBlocks =
-      (kN_ > 32 || (!kOneChunk_ && kLongChunk_ >= 9)) ? 2
+      kWarpgroups_ > 1 ? 1
+      : (kN_ > 32 || (!kOneChunk_ && kLongChunk_ >= 9)) ? 2
       : kSplit3x ? ((kRetireEachPlane || (kOneChunk && kN <= 24)) ? 3 : 2)
                : (kRetireEachPlane && (sizeof(ValA) == 2 || !kArgmin)) ? (kN <= 24 ? 5 : 4)
                : ((kN <= 16 || (sizeof(ValA) == 2 && kN <= 24 && (sizeof(Element) == 2 || kTma)) ||
@@ -294,7 +305,7 @@ CUTE_HOST_DEVICE WgGeometry make_wg_geometry(const Params& p, int sm_count, int 
   // Cluster reduction: each CTA's (min, argmin) fragments, read by rank 0 through DSMEM;
   // then the softmax's row max and row sum of each channel group (64 floats each).
   g.off_xch = g.off_red + (g.r_split > 1 ? Cfg::kThreads * Cfg::kN / 2 * 8 : 0);
-  g.off_bars = g.off_xch + (g.n_split > 1 ? 2 * 64 * int(sizeof(float)) : 0);
+  g.off_bars = g.off_xch + (g.n_split > 1 ? 2 * 64 * Cfg::kWarpgroups * int(sizeof(float)) : 0);
   g.smem_bytes = g.off_bars + (Cfg::kTma ? Cfg::kSlots * int(sizeof(uint64_t)) : 0);
   return g;
 }

@@ -30,17 +30,20 @@ auto by_mode_width(Mode mode, int c_out, F&& f) {
   return by_width<Mode::kFP16>(c_out, f);
 }
 
-// The N = 64 kernel of a 16-bit mode, where width_rule.h asks for it and it takes p.
+// The N = 64 kernel of a mode, where width_rule.h asks for it and it takes p.
 bool launched_as_one_group(const Params& p, Mode mode, int max_smem_bytes, cudaStream_t stream, cudaError_t* err) {
-  const bool operands_16bit = mode != Mode::kTF32 && mode != Mode::k3xTF32;
-  if (!one_group_of_64(p.c_out, p.c_in * p.k_p * p.k_q, p.k_r, operands_16bit)) return false;
+  const Operands operands = mode == Mode::kTF32 ? Operands::kTF32 : mode == Mode::k3xTF32 ? Operands::k3xTF32
+                                                                                          : Operands::k16bit;
+  if (!one_group_of_64(p.c_out, p.c_in * p.k_p * p.k_q, p.k_r, operands)) return false;
   switch (mode) {
+    case Mode::kTF32: return launch_group64<Mode::kTF32>(p, max_smem_bytes, stream, err);
     case Mode::kBF16: return launch_group64<Mode::kBF16>(p, max_smem_bytes, stream, err);
     case Mode::kFP16: return launch_group64<Mode::kFP16>(p, max_smem_bytes, stream, err);
     case Mode::kBF16F32: return launch_group64<Mode::kBF16F32>(p, max_smem_bytes, stream, err);
     case Mode::kFP16F32: return launch_group64<Mode::kFP16F32>(p, max_smem_bytes, stream, err);
-    default: return false;
+    case Mode::k3xTF32: break;
   }
+  return false;
 }
 
 }  // namespace

@@ -4,8 +4,8 @@
 // (a unit holds 8: k_r = 1, 2, 3, 5 times K in one chunk or in chunks; autocast units 6,
 // without k_r = 5; 3xTF32 units 7, K in one chunk for k_r <= 3 only; TF32 units 11, with
 // chunks of 3 k-steps for k_r <= 3 too, and TF32 N = 24 and 32 15, with the one-chunk kernels
-// for large grids; the TMA kernels of v32 and later come on top). The 16-bit modes also have
-// an N = 64 unit of one kernel (launch_group64). No CuTe in this header.
+// for large grids; the TMA kernels of v32 and later come on top). Every mode but 3xTF32 also
+// has an N = 64 unit of one kernel (launch_group64). No CuTe in this header.
 #include "cuda/fused_params.h"
 
 namespace fusedconv::fused::hopper {
@@ -16,7 +16,7 @@ Fit plan_width(const Params& p, int max_smem_bytes);
 template <Mode kMode, int N>
 cudaError_t launch_width(const Params& p, int max_smem_bytes, cudaStream_t stream);
 
-// One channel group of N = 64 (16-bit modes only): launches p and returns true with the launch's
+// One channel group of N = 64 (every mode but 3xTF32): launches p and returns true with the launch's
 // error in *err, or returns false where it does not take p (wgmma_launch.cuh).
 template <Mode kMode>
 bool launch_group64(const Params& p, int max_smem_bytes, cudaStream_t stream, cudaError_t* err);

@@ -2,7 +2,9 @@
 // The Hopper fused kernel: conv3d as an implicit GEMM on wgmma (A from registers, B = the
 // weights from shared memory), streamed along the reduced axis R with rolling accumulators.
 //
-// CTA = one warpgroup = one batch index x a 4 x 16 (or 2 x 32) tile of output positions (P, Q).
+// CTA = one warpgroup = one batch index x a 4 x 16 (or 2 x 32) tile of output positions (P, Q)
+// (Cfg::kWarpgroups = 2, TF32 at N = 64: two such tiles stacked along P, one warpgroup
+// each, sharing the ring and the weights).
 // Input plane i is gathered from the ring ONCE (A: 64 positions x K = C_in*kP*kQ) and
 // multiplied by the k_r weight slices W_kr into the accumulators of the k_r output planes
 // d = i - kr it feeds; plane d's accumulator starts from zero (ScaleOut::Zero) at kr = 0.
@@ -70,6 +72,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   float* sSplit = reinterpret_cast<float*>(smem + g.off_split);  // (buffers, parts, plane_stride)
 
   const int tid = threadIdx.x;
+  // This thread's warpgroup (its 64 positions: rows wg * kWgTileP.. of the CTA's tile) and
+  // its index within it (the MMA partitions'); compile-time 0 and tid with one warpgroup.
+  const int wg = Cfg::kWarpgroups > 1 ? tid / 128 : 0;
+  const int wg_tid = Cfg::kWarpgroups > 1 ? tid % 128 : tid;
   const int cluster_ctas = g.n_split * g.r_split;
   // Work item = one CTA's share of a tile: blockIdx.x, and with a persistent grid (TMA
   // kernels without clusters, more items than one wave holds) every gridDim.x-th after it.
@@ -215,7 +221,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
 
   // ---- MMA partitioning -------------------------------------------------------------------
   TiledMMA tiled_mma = make_tiled_mma(typename Cfg::MmaOp{});
-  auto thr_mma = tiled_mma.get_thread_slice(tid);
+  auto thr_mma = tiled_mma.get_thread_slice(wg_tid);
   Tensor cA = make_identity_tensor(Shape<_64, Int<BK * kChunk>>{});  // (64,BK*kChunk) -> (m,k)
   Tensor cC = make_identity_tensor(Shape<_64, Int<Cfg::kN>>{});      // (64,N) -> (m,n)
   Tensor tCcA = thr_mma.partition_A(cA);                             // (MMA,1,kChunk)
@@ -235,7 +241,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   // A rows: m = 16*warp + q-offset; footprint row m / 16, column m % 16. Every row of this
   // thread is its first row plus a static offset.
   const int m0 = get<0>(tCcA(0, 0, 0));
-  const int a_thread = int(sizeof(Element)) * ((m0 / kTileQ) * kPitch + m0 % kTileQ);
+  const int a_thread = int(sizeof(Element)) * ((wg * Cfg::kWgTileP + m0 / kTileQ) * kPitch + m0 % kTileQ);
   auto a_row_bytes = [&](int v, int s) {  // static after unrolling
     const int dm = get<0>(tCcA(v, 0, s)) - m0;
     return int(sizeof(Element)) * ((dm / kTileQ) * kPitch + dm % kTileQ);
@@ -543,18 +549,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     // in the cluster barriers.)
     // With a channel split, a row's max and sum combine the groups' in group order (the same
     // float sum in every CTA): each group's R rank 0 publishes its rows in sXch.
-    float* sXch = reinterpret_cast<float*>(smem + g.off_xch);  // (64 rows, max | sum)
+    constexpr int kRows = 64 * Cfg::kWarpgroups;  // the CTA's positions
+    float* sXch = reinterpret_cast<float*>(smem + g.off_xch);  // (max | sum, kRows)
     auto combine_groups = [&](float (&v)[2], int half, auto op) {
       if (r_rank == 0 && tid % 4 == 0) {
         CUTE_UNROLL
-        for (int h = 0; h < 2; ++h) sXch[half * 64 + get<0>(tCcC(2 * h))] = v[h];
+        for (int h = 0; h < 2; ++h) sXch[half * kRows + wg * 64 + get<0>(tCcC(2 * h))] = v[h];
       }
       cute::cluster_sync();  // every group's rows are published
       if (r_rank == 0) {
         auto cluster = cooperative_groups::this_cluster();
         CUTE_UNROLL
         for (int h = 0; h < 2; ++h) {
-          const int row = half * 64 + get<0>(tCcC(2 * h));
+          const int row = half * kRows + wg * 64 + get<0>(tCcC(2 * h));
           v[h] = cluster.map_shared_rank(sXch, 0)[row];
           for (int j = 1; j < g.n_split; ++j) v[h] = op(v[h], cluster.map_shared_rank(sXch, j * g.r_split)[row]);
         }
@@ -605,7 +612,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
 
     // y at this thread's first (n, pp, qq); every value is a static channel / row offset away.
     const int mC0 = get<0>(tCcC(0)), nC0 = get<1>(tCcC(0));  // row g: g + 8 < kTileQ
-    const int pp = p0 + mC0 / kTileQ, qq0 = q0 + mC0 % kTileQ;
+    const int pp = p0 + wg * Cfg::kWgTileP + mC0 / kTileQ, qq0 = q0 + mC0 % kTileQ;
     const int64_t plane_out = int64_t(p.p_out) * p.q_out;
     const int64_t off0 = (int64_t(b) * p.c_out + n0 + nC0) * plane_out + int64_t(pp) * p.q_out + qq0;
     Element* y = static_cast<Element*>(p.y) + off0;

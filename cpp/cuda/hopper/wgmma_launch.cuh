@@ -449,22 +449,32 @@ cudaError_t launch_width(const Params& p, int max_smem_bytes, cudaStream_t strea
   return W::with_config(p, sms, max_smem_bytes, false, launch);
 }
 
-// One channel group of N = 64 for 16-bit operands, where wgmma_dispatch.cu's width rule
-// (width_rule.h, one_group_of_64) asks for it: K in chunks of 3 k-steps at k_r = 3, planes by
-// TMA, 2 CTAs per SM (255 registers). It launches only where x fits TMA and R stays whole:
-// split in two (B = 1 at C_in = 16, C_out = 64) it lost to the two groups of 32 (lab, H200,
-// session 26: bf16 35.1 -> 38.9 µs; B = 4, R whole, 61.0 -> 55.4). Elsewhere the groups of 32
+// One channel group of N = 64 where wgmma_dispatch.cu's width rule (width_rule.h,
+// one_group_of_64) asks for it: K in chunks of 3 k-steps at k_r = 3, planes by TMA; 16-bit
+// operands in one warpgroup, 2 CTAs per SM (255 registers), TF32 in two warpgroups sharing
+// one CTA per SM (255 registers each, the weights and ring once). It launches only where x
+// fits TMA, shared memory holds the CTA and its tiles fill more than half the SMs, so that R
+// stays whole: split in two (B = 1 at C_in = 16, C_out = 64) bf16 lost to the two groups of
+// 32 (lab, H200, session 26: 35.1 -> 38.9 µs; B = 4, R whole, 61.0 -> 55.4), and TF32's split
+// does not fit (plan_config would walk R whole on a few CTAs). Elsewhere the groups of 32
 // run, which also plan the op (wgmma_dispatch.cu, plan): this kernel never widens what fits.
 template <Mode kMode>
-bool launch_group64(const Params& p, int max_smem_bytes, cudaStream_t stream, cudaError_t* err) {
+struct Group64 {
   using T = ModeTypes<kMode>;
-  using C = WgmmaConfig<typename T::Element, typename T::ValA, 64, 3, false, false, 3, false, true>;
-  static_assert(sizeof(typename T::ValA) == 2, "16-bit operands only (width_rule.h)");
+  static_assert(!T::kSplit3x, "3xTF32 has no N = 64 kernel (width_rule.h)");
+  static constexpr int kWarpgroups = sizeof(typename T::ValA) == 2 ? 1 : 2;
+  using Cfg = WgmmaConfig<typename T::Element, typename T::ValA, 64, 3, false, false, 3, false, true, true, 4,
+                          kWarpgroups>;
+};
+
+template <Mode kMode>
+bool launch_group64(const Params& p, int max_smem_bytes, cudaStream_t stream, cudaError_t* err) {
+  using C = typename Group64<kMode>::Cfg;
   const int sms = sm_count();
   WgGeometry g;
   cute::TmaDescriptor tma_x{};
-  if (!tma_fits<C>(p, C::kTileP + p.k_p - 1) || plan_config<C>(p, max_smem_bytes, sms, &g) != Fit::kOk ||
-      g.r_split != 1 || !x_tensor_map<C>(p, &tma_x)) {
+  if (!tma_fits<C>(p, C::kTileP + p.k_p - 1) || make_wg_geometry<C>(p, sms).r_split != 1 ||
+      plan_config<C>(p, max_smem_bytes, sms, &g) != Fit::kOk || g.r_split != 1 || !x_tensor_map<C>(p, &tma_x)) {
     return false;
   }
   *err = launch_config<C>(p, g, tma_x, sms, stream);

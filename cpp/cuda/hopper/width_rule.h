@@ -1,22 +1,42 @@
 #pragma once
-// Whether 16-bit operands take one channel group of N = 64 instead of a cluster of two
-// groups of N = 32. Plain host arithmetic, so that ctest checks it (cpp/tests/width_rule_test.cpp);
+// Whether C_out 33..64 takes one channel group of N = 64 instead of a cluster of two groups
+// of N = 32 (or 24). Plain host arithmetic, so that ctest checks it (cpp/tests/width_rule_test.cpp);
 // wgmma_dispatch.cu applies it, and wgmma_launch.cuh (launch_group64) adds what depends on
-// the grid: planes by TMA, and R whole.
+// the grid: planes by TMA, shared memory, and R whole.
 
 namespace fusedconv::fused::hopper {
 
-// 16-bit operands (bf16, fp16, autocast) with C_out 49..64 at k_r = 3, K = C_in * k_p * k_q
-// in chunks (above 32), where 3-step chunks (48 K) pad K no more than 1-step ones (16 K):
-// one CTA gathers each plane once for all 64 channels, where the two groups of 32 gather it
-// once each. Lab (H200, session 26, µs two groups of 32 / one of 64; every kernel by TMA in
-// 3-step chunks): bf16 C_in = 16, C_out = 64 (B = 16, D = 16, H = W = 64) 164.1 / 145.4,
-// autocast 196.7 / 133.1; C_in = 4 (K = 36), B = 128, D = 24, H = W = 32 196.5 / 160.8;
-// C_in = 16 there 422.0 / 339.5 (C_out = 50 419.9 / 333.4), autocast 528.0 / 347.8; C_in =
-// 32 (K = 288) 237.3 / 188.7. C_out 33..48 (two groups of 24) is unmeasured at N = 64.
-inline bool one_group_of_64(int c_out, int k_plane, int k_r, bool operands_16bit) {
+// The wgmma operands of a precision mode, as far as the rule tells them apart.
+enum class Operands { k16bit, kTF32, k3xTF32 };
+
+// One CTA gathers each plane once for all 64 channels, where the groups of 32 (or 24) gather
+// it once each, at k_r = 3 with K = C_in * k_p * k_q in chunks (above 32).
+// 16-bit operands (bf16, fp16, autocast): C_out 49..64, one warpgroup, 2 CTAs per SM, where
+// 3-step chunks (48 K) pad K no more than 1-step ones (16 K). Lab (H200, session 26, µs two
+// groups of 32 / one of 64; every kernel by TMA in 3-step chunks): bf16 C_in = 16, C_out = 64
+// (B = 16, D = 16, H = W = 64) 164.1 / 145.4, autocast 196.7 / 133.1; C_in = 4 (K = 36),
+// B = 128, D = 24, H = W = 32 196.5 / 160.8; C_in = 16 there 422.0 / 339.5 (C_out = 50 419.9 /
+// 333.4), autocast 528.0 / 347.8; C_in = 32 (K = 288) 237.3 / 188.7. C_out 33..48 unmeasured.
+// TF32: two warpgroups in one CTA per SM (its weights, 110.6 KB at K = 144, leave room for
+// one), sharing the ring and the weights; one warpgroup at N = 64 lost (3-7%, session 26).
+// C_out 49..64, and 33..48 from K = 144. Lab (H200, session 27, µs the groups' kernel /
+// two warpgroups in 3-step chunks), C_in = 16 (K = 144), D = 16, H = W = 64: C_out = 64, B = 16:
+// 9-step chunks 210.5 / 177.0 (3-step 224.7), B = 8 111.1 / 95.6, B = 4 60.7 / 53.0; C_out =
+// 50 208.1 / 176.3, 49 208.3 / 175.2; two groups of 24 (9-step): C_out = 48 203.8 / 176.3, 40
+// 202.2 / 175.7; B = 128, D = 24, H = W = 32: C_out = 64 596.3 / 516.1, 48 553.6 / 485.3;
+// B = 1024, D = H = W = 8 232.6 / 184.4. Smaller K (3-step chunks), C_out = 64, D = 24, H = W
+// = 32: K = 36 (B = 128) 232.0 / 229.4, K = 72 (B = 64) 169.6 / 152.5, K = 108 271.1 / 216.5;
+// K = 36 at C_out = 48 lost (groups of 24: 221.6 / 226.2). K = 288's weights do not fit
+// (launch_group64 leaves it to the groups of 32). 3xTF32 has no such kernel.
+inline bool one_group_of_64(int c_out, int k_plane, int k_r, Operands operands) {
   auto up = [](int k, int m) { return (k + m - 1) / m * m; };
-  return operands_16bit && c_out > 48 && c_out <= 64 && k_r == 3 && k_plane > 32 && up(k_plane, 48) <= up(k_plane, 16);
+  if (k_r != 3 || k_plane <= 32 || c_out > 64) return false;
+  switch (operands) {
+    case Operands::k16bit: return c_out > 48 && up(k_plane, 48) <= up(k_plane, 16);
+    case Operands::kTF32: return c_out > 48 || (c_out > 32 && k_plane >= 144);
+    case Operands::k3xTF32: break;
+  }
+  return false;
 }
 
 }  // namespace fusedconv::fused::hopper
