@@ -4,7 +4,7 @@
 # QUICK=1 skips the batch sweep (SWEEP=1 keeps it) and the torch.compile rows; NO_BENCH=1 skips every benchmark;
 # FAST=1 runs only the CUDA kernel's tests of the pytest suite; PROFILE=1 adds an
 # Nsight Compute pass over the wgmma kernel (ncu.txt).
-# The whole check outgrew one 600 s device call (the build alone takes ~240 s), so it runs in
+# The whole check outgrew one 600 s device call (the build alone takes ~380 s), so it runs in
 # two stages on one build:
 #   STAGE=1: build, the CUDA kernel's tests (memcheck beside them), main job; the installed
 #            package comes back as $OUT/pkg.tgz.part* (logs in $OUT/logs.tgz);
@@ -77,20 +77,20 @@ fi
 # after the start: one device call's limit is 600 s).
 left() { local l=$(( ${DEADLINE_S:-585} - $(elapsed) )); echo $(( l < 300 ? (l < 1 ? 1 : l) : 300 )); }
 sanitize() {
-  local tool=$1 part rc=0
-  for part in ${SAN_PARTS:-tiny clusters}; do
+  local tool=$1 parts=${SAN_PARTS:-tiny clusters} part rc=0
+  for part in $parts; do
     ( timeout "$(left)" compute-sanitizer --tool "$tool" python3 .ci/sanitize_case.py ${part/tiny/} > "/tmp/san_${tool}_$part.log" 2>&1
       echo $? > "/tmp/san_${tool}_$part.rc" ) &
   done
   wait
   : > "/tmp/san_$tool.log"
-  for part in ${SAN_PARTS:-tiny clusters}; do
+  for part in $parts; do
     cat "/tmp/san_${tool}_$part.log" >> "/tmp/san_$tool.log"
     [ "$(cat "/tmp/san_${tool}_$part.rc")" -eq 0 ] || rc=1
   done
   [ "$rc" -eq 0 ] || touch "/tmp/san_$tool.failed"
   local found
-  found=$(for part in ${SAN_PARTS:-tiny clusters}; do
+  found=$(for part in $parts; do
     echo "$part: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "/tmp/san_${tool}_$part.log" | tail -1 | sed 's/=* *//')"
   done | paste -sd ';')
   echo "compute-sanitizer $tool: $found (rc $rc) after $(elapsed) s" > "/tmp/san_$tool.note"
