@@ -188,6 +188,7 @@ if stage 2 && [ -z "${NO_BENCH:-}" ]; then
   timeout 45 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --shape 1,3,24,24,32,32,3 --graph
   timeout 45 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --shape 16,16,64,16,64,64,3
   timeout 45 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --shape 16,16,48,16,64,64,3
+  timeout 45 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --shape 16,16,128,16,64,64,3
   timeout 45 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --shape 128,3,64,24,32,32,3 --graph
   timeout 45 python3 -m fusedconv.bench --compile "" --dtype float32,bfloat16 --shape 128,3,32,24,32,32,3 --graph
   [ -z "${FAST:-}" ] || timeout 45 python3 -m fusedconv.bench --compile "" --dtype float32 --shape 128,3,24,3,32,32,3 --graph

@@ -195,7 +195,7 @@ def test_fused_autocast_on_persistent_channel_clusters(c_in, c_out, low):
     32) at 2.5 waves of 4 per SM; C_in = 16, C_out = 80 (K = 144: 3 k-steps per chunk, three
     groups of 27 in N = 32) at about 2 waves of 3 per SM on a 19 x 22 plane (10 tiles of 4 x 16
     per group). C_out = 20: the same K on one channel group of N = 24, 3 k-steps per chunk there
-    too since v44. (C_out 49..64 at that K: test_fused_autocast_on_one_group_of_64.)"""
+    too since v44. (C_out 49..64 at that K: test_fused_autocast_on_groups_of_64.)"""
     shape = ((persistent_batch(2.5, 28), 3, 64, 9, 30, 32, 3, 3, 3) if c_in == 3
              else (persistent_batch(1.5, 10 * ((c_out + 31) // 32)), 16, c_out, 7, 21, 24, 3, 3, 3))
     x, w, b = make_inputs(shape, device="cuda", dist="rand")
@@ -204,11 +204,12 @@ def test_fused_autocast_on_persistent_channel_clusters(c_in, c_out, low):
 
 @pytest.mark.skipif(not _hopper(), reason="needs a compute capability 9.0 GPU")
 @pytest.mark.parametrize("low", LOW_DTYPES, ids=["bf16", "fp16"])
-@pytest.mark.parametrize("c_in, c_out, batch", [(16, 64, 14), (16, 50, 80), (4, 57, 80)])
-def test_fused_autocast_on_one_group_of_64(c_in, c_out, batch, low):
+@pytest.mark.parametrize("c_in, c_out, batch", [(16, 64, 14), (16, 50, 80), (4, 57, 80), (16, 100, 14)])
+def test_fused_autocast_on_groups_of_64(c_in, c_out, batch, low):
     """Float32 data at C_out 49..64 with K in chunks (144, 36) runs one channel group of N =
-    64 by TMA (v45; width_rule.h), at one wave (B = 14) and persistent (80); the cp.async ring
-    runs two groups of 32 (softmax sums in another order): both within the 16-bit bound."""
+    64 by TMA (v45; width_rule.h), and C_out 97..128 a cluster of two (v47), at one wave
+    (B = 14) and persistent (80); the cp.async ring runs groups of 32 (softmax sums in
+    another order): both within the 16-bit bound."""
     x, w, b = make_inputs((batch, c_in, c_out, 7, 21, 24, 3, 3, 3), device="cuda", dist="rand")
     cast = reference(x.to(low), w.to(low), b.to(low))
     with torch.autocast("cuda", dtype=low):

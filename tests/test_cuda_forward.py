@@ -405,7 +405,7 @@ def test_wide_tiles_with_channel_groups(mode, c_out, batch):
 # of 4 per SM on the 28 x 30 plane (14 tiles per group); C_in = 16, C_out = 80 (three groups of
 # 27 in N = 32; K = 144 in chunks: 16-bit gathers 3 k-steps per chunk there, TF32 9) at 1.5
 # waves on a 19 x 22 plane (10 tiles per group). (C_out 49..64 at that K takes one group of
-# N = 64 since v45 (16-bit) and v46 (TF32): test_one_channel_group_of_64.) The cp.async ring (one
+# N = 64 since v45 (16-bit) and v46 (TF32): test_channel_groups_of_64.) The cp.async ring (one
 # cluster per tile) must give the same bits.
 PERSISTENT_CLUSTER_SHAPES = [
     (persistent_batch(2.5, 28), 3, 64, 9, 30, 32, 3, 3, 3),
@@ -447,7 +447,7 @@ def test_long_chunks_by_tma(c_in, c_out, k, waves, mode):
     batch = persistent_batch(waves, tiles) if waves else 2
     x, w, b = make_inputs((batch, c_in, c_out, 7, 21, 24, 3, k, k), dtype=MODES[mode][0], device="cuda", dist="rand")
     if mode == "high" and (c_in, c_out) == (16, 48) and waves:
-        # Past one wave TF32 takes one group of N = 64 there (v46; test_one_channel_group_of_64),
+        # Past one wave TF32 takes one group of N = 64 there (v46; test_channel_groups_of_64),
         # whose softmax sums in another order than the cp.async ring's two groups of 24.
         for x_in in (x, misaligned_copy(x)):
             _check(mode, x_in, w, b, 2)
@@ -455,23 +455,25 @@ def test_long_chunks_by_tma(c_in, c_out, k, waves, mode):
         _check_rings_agree(mode, x, w, b, 2)
 
 
-# One channel group of N = 64 (cpp/cuda/hopper/width_rule.h, the ctest WidthRule): 16-bit
+# Channel groups of N = 64 (cpp/cuda/hopper/width_rule.h, the ctest WidthRule): 16-bit
 # operands since v45 (one warpgroup), TF32 since v46 (two warpgroups sharing a CTA): C_out
 # 49..64 at k_r = 3 with K in chunks (K = 144, 36, 45, 288 here; TF32's weights at K = 288 do
 # not fit, so the groups of 32 run there), and for TF32 C_out = 40 at K = 144 (24 of the 64
-# channels masked; 16-bit runs two groups of 24 there), by TMA where R stays whole: B = 14
-# (140 items on 10 tiles of 4 x 16 per batch index, one wave; TF32 84 on 6 tiles of 8 x 16)
-# and 80 (persistent: several rounds). The cp.async ring runs two groups of 32 (or 24), whose
-# softmax sums in another order: both within the bound of float64. Their per-channel sums
-# are the same, so the argmin the backward recomputes from each gives the same gradients.
-GROUP64_SHAPES = [(16, 64), (4, 50), (5, 57), (32, 49), (16, 40)]  # (C_in, C_out), k = 3
+# channels masked; 16-bit runs two groups of 24 there); since v47 C_out 97..128 in clusters
+# of two such groups (100 at K = 144: 28 channels of the second group masked; 128 at K = 36),
+# by TMA where R stays whole: B = 14 (140 items on 10 tiles of 4 x 16 per batch index, one
+# wave; TF32 84 on 6 tiles of 8 x 16; twice that in clusters) and 80 (persistent: several
+# rounds). The cp.async ring runs groups of 32 (or 24), whose softmax sums in another order:
+# both within the bound of float64. Their per-channel sums are the same, so the argmin the
+# backward recomputes from each gives the same gradients.
+GROUP64_SHAPES = [(16, 64), (4, 50), (5, 57), (32, 49), (16, 40), (16, 100), (4, 128)]  # (C_in, C_out), k = 3
 
 
 @pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
 @pytest.mark.parametrize("mode", ["high", "bf16", "fp16"])
 @pytest.mark.parametrize("batch", [14, 80])
 @pytest.mark.parametrize("c_in, c_out", GROUP64_SHAPES, ids=["x".join(map(str, s)) for s in GROUP64_SHAPES])
-def test_one_channel_group_of_64(c_in, c_out, batch, mode):
+def test_channel_groups_of_64(c_in, c_out, batch, mode):
     x, w, b = make_inputs((batch, c_in, c_out, 7, 21, 24, 3, 3, 3), dtype=MODES[mode][0], device="cuda",
                           dist="rand" if batch == 80 else "randn")
     y = _check(mode, x, w, b, 2)

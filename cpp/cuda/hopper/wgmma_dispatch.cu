@@ -31,10 +31,10 @@ auto by_mode_width(Mode mode, int c_out, F&& f) {
 }
 
 // The N = 64 kernel of a mode, where width_rule.h asks for it and it takes p.
-bool launched_as_one_group(const Params& p, Mode mode, int max_smem_bytes, cudaStream_t stream, cudaError_t* err) {
+bool launched_in_groups_of_64(const Params& p, Mode mode, int max_smem_bytes, cudaStream_t stream, cudaError_t* err) {
   const Operands operands = mode == Mode::kTF32 ? Operands::kTF32 : mode == Mode::k3xTF32 ? Operands::k3xTF32
                                                                                           : Operands::k16bit;
-  if (!one_group_of_64(p.c_out, p.c_in * p.k_p * p.k_q, p.k_r, operands)) return false;
+  if (!groups_of_64(p.c_out, p.c_in * p.k_p * p.k_q, p.k_r, operands)) return false;
   switch (mode) {
     case Mode::kTF32: return launch_group64<Mode::kTF32>(p, max_smem_bytes, stream, err);
     case Mode::kBF16: return launch_group64<Mode::kBF16>(p, max_smem_bytes, stream, err);
@@ -56,7 +56,7 @@ Fit plan(const Params& p, Mode mode, int max_smem_bytes) {
 }
 
 cudaError_t launch(const Params& p, Mode mode, int max_smem_bytes, cudaStream_t stream) {
-  if (cudaError_t err = cudaSuccess; launched_as_one_group(p, mode, max_smem_bytes, stream, &err)) return err;
+  if (cudaError_t err = cudaSuccess; launched_in_groups_of_64(p, mode, max_smem_bytes, stream, &err)) return err;
   return by_mode_width(mode, p.c_out, [&]<Mode kMode, int N>() {
     return launch_width<kMode, N>(p, max_smem_bytes, stream);
   });

@@ -16,7 +16,7 @@ Fit plan_width(const Params& p, int max_smem_bytes);
 template <Mode kMode, int N>
 cudaError_t launch_width(const Params& p, int max_smem_bytes, cudaStream_t stream);
 
-// One channel group of N = 64 (every mode but 3xTF32): launches p and returns true with the launch's
+// Channel groups of N = 64 (every mode but 3xTF32): launches p and returns true with the launch's
 // error in *err, or returns false where it does not take p (wgmma_launch.cuh).
 template <Mode kMode>
 bool launch_group64(const Params& p, int max_smem_bytes, cudaStream_t stream, cudaError_t* err);

@@ -449,15 +449,16 @@ cudaError_t launch_width(const Params& p, int max_smem_bytes, cudaStream_t strea
   return W::with_config(p, sms, max_smem_bytes, false, launch);
 }
 
-// One channel group of N = 64 where wgmma_dispatch.cu's width rule (width_rule.h,
-// one_group_of_64) asks for it: K in chunks of 3 k-steps at k_r = 3, planes by TMA; 16-bit
-// operands in one warpgroup, 2 CTAs per SM (255 registers), TF32 in two warpgroups sharing
-// one CTA per SM (255 registers each, the weights and ring once). It launches only where x
-// fits TMA, shared memory holds the CTA and its tiles fill more than half the SMs, so that R
-// stays whole: split in two (B = 1 at C_in = 16, C_out = 64) bf16 lost to the two groups of
-// 32 (lab, H200, session 26: 35.1 -> 38.9 µs; B = 4, R whole, 61.0 -> 55.4), and TF32's split
-// does not fit (plan_config would walk R whole on a few CTAs). Elsewhere the groups of 32
-// run, which also plan the op (wgmma_dispatch.cu, plan): this kernel never widens what fits.
+// Channel groups of N = 64 (one, or a cluster of two at C_out 97..128) where wgmma_dispatch.cu's
+// width rule (width_rule.h, groups_of_64) asks for it: K in chunks of 3 k-steps at k_r = 3,
+// planes by TMA; 16-bit operands in one warpgroup, 2 CTAs per SM (255 registers), TF32 in two
+// warpgroups sharing one CTA per SM (255 registers each, the weights and ring once). It
+// launches only where x fits TMA, shared memory holds the CTA and its tiles fill more than
+// half the SMs, so that R stays whole: split in two (B = 1 at C_in = 16, C_out = 64) bf16
+// lost to the two groups of 32 (lab, H200, session 26: 35.1 -> 38.9 µs; B = 4, R whole,
+// 61.0 -> 55.4), and TF32's split does not fit (plan_config would walk R whole on a few
+// CTAs). Elsewhere the groups of 32 run, which also plan the op (wgmma_dispatch.cu, plan):
+// this kernel never widens what fits.
 template <Mode kMode>
 struct Group64 {
   using T = ModeTypes<kMode>;

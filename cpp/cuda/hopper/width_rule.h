@@ -1,6 +1,6 @@
 #pragma once
-// Whether C_out 33..64 takes one channel group of N = 64 instead of a cluster of two groups
-// of N = 32 (or 24). Plain host arithmetic, so that ctest checks it (cpp/tests/width_rule_test.cpp);
+// Whether C_out takes channel groups of N = 64 (one group at 33..64, a cluster of two at
+// 97..128) instead of groups of N = 32 (or 24). Plain host arithmetic, so that ctest checks it (cpp/tests/width_rule_test.cpp);
 // wgmma_dispatch.cu applies it, and wgmma_launch.cuh (launch_group64) adds what depends on
 // the grid: planes by TMA, shared memory, and R whole.
 
@@ -28,9 +28,17 @@ enum class Operands { k16bit, kTF32, k3xTF32 };
 // = 32: K = 36 (B = 128) 232.0 / 229.4, K = 72 (B = 64) 169.6 / 152.5, K = 108 271.1 / 216.5;
 // K = 36 at C_out = 48 lost (groups of 24: 221.6 / 226.2). K = 288's weights do not fit
 // (launch_group64 leaves it to the groups of 32). 3xTF32 has no such kernel.
-inline bool one_group_of_64(int c_out, int k_plane, int k_r, Operands operands) {
+// C_out 97..128: a cluster of two groups of 64 against four of 32, the same padded channels.
+// Lab (H200, session 28, µs groups of 32 / of 64; TF32 two warpgroups, 16-bit one), C_in = 16,
+// B = 16, D = 16, H = W = 64: C_out = 128 TF32 441.2 / 352.1, bf16 326.6 / 262.5; 100 437.0 /
+// 348.5, 324.9 / 255.0; 97 435.8 / 347.9, 324.4 / 254.5. D = 24, H = W = 32, C_out = 128: TF32
+// K = 36 (B = 128) 491.5 / 472.8, K = 72 (B = 64) 338.0 / 303.0, K = 108 564.2 / 438.0; bf16
+// K = 36 419.6 / 330.9, K = 288 (C_in = 32, D = 16, H = W = 64) 941.1 / 592.0. C_out 65..96
+// (three groups of 32 against two of 64, a third more channels) lost: 96 TF32 339.2 / 346.1,
+// bf16 247.5 / 254.5; 80 TF32 340.9 / 347.4. Above 128 unmeasured.
+inline bool groups_of_64(int c_out, int k_plane, int k_r, Operands operands) {
   auto up = [](int k, int m) { return (k + m - 1) / m * m; };
-  if (k_r != 3 || k_plane <= 32 || c_out > 64) return false;
+  if (k_r != 3 || k_plane <= 32 || c_out > 128 || (c_out > 64 && c_out <= 96)) return false;
   switch (operands) {
     case Operands::k16bit: return c_out > 48 && up(k_plane, 48) <= up(k_plane, 16);
     case Operands::kTF32: return c_out > 48 || (c_out > 32 && k_plane >= 144);
