@@ -80,8 +80,9 @@ large_grids = (
 # TF32 in two warpgroups since v46): C_out = 50 at K = 144 in TF32, bfloat16 and under
 # autocast, and C_out = 64 at K = 36 in TF32 and bfloat16 with the backward (its recompute
 # writes the argmin) on 300 items (TF32: 300 CTAs of 8 x 16, persistent at one per SM).
-# C_out 97..128 takes clusters of two such groups (v47): C_out = 100 at K = 144 in TF32 and
-# bfloat16 with the backward, 280 CTAs (TF32: persistent clusters at one CTA per SM).
+# C_out 97..128 takes clusters of two such groups (v47), 161..192 of three (v48): C_out = 100
+# and 170 at K = 144 in TF32 and bfloat16 with the backward, 280 and 240 CTAs (TF32:
+# persistent clusters at one CTA per SM).
 # (A sixth column, True: 16-bit inputs run the backward too.)
 cluster_grids = (
         ((800, 2, 4, 6, 8), (56, 2, 3, 3, 3), (2,), modes, True),
@@ -89,7 +90,8 @@ cluster_grids = (
         ((600, 16, 4, 6, 8), (20, 16, 3, 3, 3), (2,), modes, True),
         ((600, 8, 4, 6, 8), (30, 8, 3, 3, 3), (2,), modes[:1], False),
         ((300, 4, 4, 6, 8), (64, 4, 3, 3, 3), (2,), modes[1:], False, True),
-        ((140, 16, 4, 6, 8), (100, 16, 3, 3, 3), (2,), modes[1:], False, True))
+        ((140, 16, 4, 6, 8), (100, 16, 3, 3, 3), (2,), modes[1:], False, True),
+        ((80, 16, 4, 6, 8), (170, 16, 3, 3, 3), (2,), modes[1:], False, True))
 
 
 def run_grids(grids):

@@ -204,12 +204,13 @@ def test_fused_autocast_on_persistent_channel_clusters(c_in, c_out, low):
 
 @pytest.mark.skipif(not _hopper(), reason="needs a compute capability 9.0 GPU")
 @pytest.mark.parametrize("low", LOW_DTYPES, ids=["bf16", "fp16"])
-@pytest.mark.parametrize("c_in, c_out, batch", [(16, 64, 14), (16, 50, 80), (4, 57, 80), (16, 100, 14)])
+@pytest.mark.parametrize("c_in, c_out, batch", [(16, 64, 14), (16, 50, 80), (4, 57, 80), (16, 40, 80),
+                                                 (16, 100, 14), (4, 170, 80)])
 def test_fused_autocast_on_groups_of_64(c_in, c_out, batch, low):
-    """Float32 data at C_out 49..64 with K in chunks (144, 36) runs one channel group of N =
-    64 by TMA (v45; width_rule.h), and C_out 97..128 a cluster of two (v47), at one wave
-    (B = 14) and persistent (80); the cp.async ring runs groups of 32 (softmax sums in
-    another order): both within the 16-bit bound."""
+    """Float32 data at C_out 33..64 with K in chunks (144, 36) runs one channel group of N =
+    64 by TMA (v45; 33..48 since v48; width_rule.h), and C_out 97..128 a cluster of two (v47),
+    161..192 of three (v48), at one wave (B = 14) and persistent (80); the cp.async ring runs
+    groups of 32 or 24 (softmax sums in another order): both within the 16-bit bound."""
     x, w, b = make_inputs((batch, c_in, c_out, 7, 21, 24, 3, 3, 3), device="cuda", dist="rand")
     cast = reference(x.to(low), w.to(low), b.to(low))
     with torch.autocast("cuda", dtype=low):

@@ -433,7 +433,7 @@ def test_persistent_channel_clusters(shape, mode):
 # per group). The cp.async ring (3-step chunks for TF32, 2-step for 3xTF32, 1-step for 16-bit)
 # must give the same bits: each accumulator sums the same k-steps in the same order (and
 # 3xTF32's 2-step chunks at K = 72 one zero k-step more). K = 216 in two groups of 24 (TF32's
-# one group of N = 64 does not fit there; at K = 144 it takes C_out = 48 past one wave).
+# one group of N = 64 does not fit there, 16-bit's 3-step chunks pad more).
 LONG_CHUNK_SHAPES = [  # (C_in, C_out, k_p = k_q)
     (16, 30, 3), (9, 30, 4), (24, 50, 3), (16, 20, 3), (16, 48, 3), (4, 40, 3), (8, 30, 3), (24, 48, 3)]
 
@@ -446,9 +446,11 @@ def test_long_chunks_by_tma(c_in, c_out, k, waves, mode):
     tiles = 10 * ((c_out + 31) // 32)
     batch = persistent_batch(waves, tiles) if waves else 2
     x, w, b = make_inputs((batch, c_in, c_out, 7, 21, 24, 3, k, k), dtype=MODES[mode][0], device="cuda", dist="rand")
-    if mode == "high" and (c_in, c_out) == (16, 48) and waves:
-        # Past one wave TF32 takes one group of N = 64 there (v46; test_channel_groups_of_64),
-        # whose softmax sums in another order than the cp.async ring's two groups of 24.
+    # Past one wave one group of N = 64 takes C_out = 48 at K = 144 in TF32 (v46), and C_out
+    # 33..48 where 3-step chunks pad no more in 16-bit (v48): test_channel_groups_of_64. Its
+    # softmax sums in another order than the cp.async ring's two groups of 24.
+    groups_of_64 = (c_in, c_out) == (16, 48) if mode == "high" else (c_in, c_out) in ((16, 48), (4, 40))
+    if waves and mode != "highest" and groups_of_64:
         for x_in in (x, misaligned_copy(x)):
             _check(mode, x_in, w, b, 2)
     else:
@@ -458,15 +460,16 @@ def test_long_chunks_by_tma(c_in, c_out, k, waves, mode):
 # Channel groups of N = 64 (cpp/cuda/hopper/width_rule.h, the ctest WidthRule): 16-bit
 # operands since v45 (one warpgroup), TF32 since v46 (two warpgroups sharing a CTA): C_out
 # 49..64 at k_r = 3 with K in chunks (K = 144, 36, 45, 288 here; TF32's weights at K = 288 do
-# not fit, so the groups of 32 run there), and for TF32 C_out = 40 at K = 144 (24 of the 64
-# channels masked; 16-bit runs two groups of 24 there); since v47 C_out 97..128 in clusters
-# of two such groups (100 at K = 144: 28 channels of the second group masked; 128 at K = 36),
-# by TMA where R stays whole: B = 14 (140 items on 10 tiles of 4 x 16 per batch index, one
-# wave; TF32 84 on 6 tiles of 8 x 16; twice that in clusters) and 80 (persistent: several
-# rounds). The cp.async ring runs groups of 32 (or 24), whose softmax sums in another order:
+# not fit, so the groups of 32 run there), and C_out = 40 at K = 144 (24 of the 64 channels
+# masked; 16-bit since v48); since v47 C_out 97..128 in clusters of two such groups (100 at
+# K = 144: 28 channels of the second group masked; 128 at K = 36), since v48 of three (170)
+# and four (240), by TMA where R stays whole: B = 14 (140 items on 10 tiles of 4 x 16 per
+# batch index, one wave; TF32 84 on 6 tiles of 8 x 16; two to four times that in clusters)
+# and 80 (persistent: several rounds). The cp.async ring runs groups of 32 (or 24), whose softmax sums in another order:
 # both within the bound of float64. Their per-channel sums are the same, so the argmin the
 # backward recomputes from each gives the same gradients.
-GROUP64_SHAPES = [(16, 64), (4, 50), (5, 57), (32, 49), (16, 40), (16, 100), (4, 128)]  # (C_in, C_out), k = 3
+GROUP64_SHAPES = [  # (C_in, C_out), k = 3
+    (16, 64), (4, 50), (5, 57), (32, 49), (16, 40), (16, 100), (4, 128), (16, 170), (4, 240)]
 
 
 @pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")

@@ -449,7 +449,7 @@ cudaError_t launch_width(const Params& p, int max_smem_bytes, cudaStream_t strea
   return W::with_config(p, sms, max_smem_bytes, false, launch);
 }
 
-// Channel groups of N = 64 (one, or a cluster of two at C_out 97..128) where wgmma_dispatch.cu's
+// Channel groups of N = 64 (one, or a cluster of two to four above 64) where wgmma_dispatch.cu's
 // width rule (width_rule.h, groups_of_64) asks for it: K in chunks of 3 k-steps at k_r = 3,
 // planes by TMA; 16-bit operands in one warpgroup, 2 CTAs per SM (255 registers), TF32 in two
 // warpgroups sharing one CTA per SM (255 registers each, the weights and ring once). It
