@@ -195,7 +195,7 @@ def test_fused_autocast_on_persistent_channel_clusters(c_in, c_out, low):
     32) at 2.5 waves of 4 per SM; C_in = 16, C_out = 80 (K = 144: 3 k-steps per chunk, three
     groups of 27 in N = 32) at about 2 waves of 3 per SM on a 19 x 22 plane (10 tiles of 4 x 16
     per group). C_out = 20: the same K on one channel group of N = 24, 3 k-steps per chunk there
-    too since v44. (C_out 49..64 at that K: test_fused_autocast_on_groups_of_64.)"""
+    too since v44. (C_out 33..64 at that K: test_fused_autocast_on_groups_of_64.)"""
     shape = ((persistent_batch(2.5, 28), 3, 64, 9, 30, 32, 3, 3, 3) if c_in == 3
              else (persistent_batch(1.5, 10 * ((c_out + 31) // 32)), 16, c_out, 7, 21, 24, 3, 3, 3))
     x, w, b = make_inputs(shape, device="cuda", dist="rand")

@@ -449,8 +449,9 @@ def test_long_chunks_by_tma(c_in, c_out, k, waves, mode):
     # Past one wave one group of N = 64 takes C_out = 48 at K = 144 in TF32 (v46), and C_out
     # 33..48 where 3-step chunks pad no more in 16-bit (v48): test_channel_groups_of_64. Its
     # softmax sums in another order than the cp.async ring's two groups of 24.
-    groups_of_64 = (c_in, c_out) == (16, 48) if mode == "high" else (c_in, c_out) in ((16, 48), (4, 40))
-    if waves and mode != "highest" and groups_of_64:
+    sixteen_bit = {(16, 48), (4, 40)}
+    groups_of_64 = {"high": {(16, 48)}, "bf16": sixteen_bit, "fp16": sixteen_bit}.get(mode, set())
+    if waves and (c_in, c_out) in groups_of_64:
         for x_in in (x, misaligned_copy(x)):
             _check(mode, x_in, w, b, 2)
     else:
@@ -465,9 +466,9 @@ def test_long_chunks_by_tma(c_in, c_out, k, waves, mode):
 # K = 144: 28 channels of the second group masked; 128 at K = 36), since v48 of three (170)
 # and four (240), by TMA where R stays whole: B = 14 (140 items on 10 tiles of 4 x 16 per
 # batch index, one wave; TF32 84 on 6 tiles of 8 x 16; two to four times that in clusters)
-# and 80 (persistent: several rounds). The cp.async ring runs groups of 32 (or 24), whose softmax sums in another order:
-# both within the bound of float64. Their per-channel sums are the same, so the argmin the
-# backward recomputes from each gives the same gradients.
+# and 80 (persistent: several rounds). The cp.async ring runs groups of 32 (or 24), whose
+# softmax sums in another order: both within the bound of float64. Their per-channel sums
+# are the same, so the argmin the backward recomputes from each gives the same gradients.
 GROUP64_SHAPES = [  # (C_in, C_out), k = 3
     (16, 64), (4, 50), (5, 57), (32, 49), (16, 40), (16, 100), (4, 128), (16, 170), (4, 240)]
 
