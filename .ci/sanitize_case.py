@@ -73,20 +73,22 @@ large_grids = (
         ((400, 2, 4, 7, 24), (29, 2, 3, 3, 3), (2,), modes[1:], True))
 # Persistent channel clusters (v43): C_out = 56 on 1600 items, three rounds of the lean
 # kernels' 4 per SM; C_in = 16, C_out = 50 (K = 144: 16-bit chunks of 3 k-steps, TF32's of 9
-# since v44) on 520 items, two rounds of 3 per SM (TF32: 2). K = 144 at N = 24 (C_out = 20,
+# since v44) on 522 items, two rounds of 3 per SM (TF32: 2). K = 144 at N = 24 (C_out = 20,
 # 16-bit chunks of 3 k-steps since v44) on 600 items, two rounds of 4 per SM. K = 72 in
 # "highest" (3xTF32 by TMA, chunks of 3 k-steps since v44: 2 CTAs per SM) on 600 items.
 # C_out 49..64 with K in chunks takes one channel group of N = 64 (16-bit operands since v45,
 # TF32 in two warpgroups since v46): C_out = 50 at K = 144 in TF32, bfloat16 and under
 # autocast, and C_out = 64 at K = 36 in TF32 and bfloat16 with the backward (its recompute
-# writes the argmin) on 300 items (TF32: 300 CTAs of 8 x 16, persistent at one per SM).
+# writes the argmin) on 300 items. TF32 there (C_out <= 64) runs each warpgroup on its own
+# items since v49: 261 items on 131 CTAs (the last one's second warpgroup has none), and 300
+# on a persistent wave of 132 (some warpgroups take two).
 # C_out 97..128 takes clusters of two such groups (v47), 161..192 of three (v48): C_out = 100
 # and 170 at K = 144 in TF32 and bfloat16 with the backward, 280 and 240 CTAs (TF32:
 # persistent clusters at one CTA per SM).
 # (A sixth column, True: 16-bit inputs run the backward too.)
 cluster_grids = (
         ((800, 2, 4, 6, 8), (56, 2, 3, 3, 3), (2,), modes, True),
-        ((260, 16, 4, 6, 8), (50, 16, 3, 3, 3), (2,), modes, True),
+        ((261, 16, 4, 6, 8), (50, 16, 3, 3, 3), (2,), modes, True),
         ((600, 16, 4, 6, 8), (20, 16, 3, 3, 3), (2,), modes, True),
         ((600, 8, 4, 6, 8), (30, 8, 3, 3, 3), (2,), modes[:1], False),
         ((300, 4, 4, 6, 8), (64, 4, 3, 3, 3), (2,), modes[1:], False, True),

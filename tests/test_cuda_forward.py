@@ -5,6 +5,8 @@ to the composite cannot pass as the kernel. All tests skip without a GPU.
 """
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 
@@ -465,7 +467,8 @@ def test_long_chunks_by_tma(c_in, c_out, k, waves, mode):
 # masked; 16-bit since v48); since v47 C_out 97..128 in clusters of two such groups (100 at
 # K = 144: 28 channels of the second group masked; 128 at K = 36), since v48 of three (170)
 # and four (240), by TMA where R stays whole: B = 14 (140 items on 10 tiles of 4 x 16 per
-# batch index, one wave; TF32 84 on 6 tiles of 8 x 16; two to four times that in clusters)
+# batch index, one wave; TF32's clusters 84 on 6 tiles of 8 x 16 per group, its one group at
+# C_out <= 64 140 shared by 70 CTAs: test_own_items_per_warpgroup)
 # and 80 (persistent: several rounds). The cp.async ring runs groups of 32 (or 24), whose
 # softmax sums in another order: both within the bound of float64. Their per-channel sums
 # are the same, so the argmin the backward recomputes from each gives the same gradients.
@@ -490,6 +493,37 @@ def test_channel_groups_of_64(c_in, c_out, batch, mode):
                            for x_in in (x, misaligned_copy(x)))
             for got, want in zip(one, groups):
                 assert torch.equal(got, want)
+
+
+def _launched_kernels(fn):
+    """fn()'s result and the names of the CUDA kernels it launched (torch.profiler)."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        out = fn()
+        torch.cuda.synchronize()
+    return out, [e.key for e in prof.key_averages()]
+
+
+# TF32's one group of N = 64 (C_out <= 64, no cluster) since v49: each of the CTA's two
+# warpgroups walks its own 4 x 16 tiles (own ring, TMA barriers and named barrier; the
+# weights shared), its kernel WgmmaConfig<..., 4, 2, true>. On the 19 x 34 plane (15 tiles
+# per batch index, an odd item count: the last CTA's second warpgroup has none) at one wave
+# (B = 9: 135 items on 68 CTAs) and persistent (B = 37: 555 items on one wave of 132 CTAs at
+# one per SM, two or three items per warpgroup). The cp.async ring (two groups of 32) must
+# agree within the bound, and the result must not change run to run.
+OWN_ITEMS_CASES = [(16, 64, 9), (16, 64, 37), (4, 50, 37), (16, 40, 9), (5, 57, 37)]
+
+
+@pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
+@pytest.mark.parametrize("c_in, c_out, batch", OWN_ITEMS_CASES, ids=["x".join(map(str, s)) for s in OWN_ITEMS_CASES])
+def test_own_items_per_warpgroup(c_in, c_out, batch):
+    x, w, b = make_inputs((batch, c_in, c_out, 7, 21, 36, 3, 3, 3), dtype=torch.float32, device="cuda",
+                          dist="rand" if batch == 37 else "randn")
+    y, names = _launched_kernels(lambda: _check("high", x, w, b, 2))
+    own = [n for n in names if "wgmma_conv_min_softmax_kernel" in n and re.search(r",\s*2,\s*true\s*>", n)]
+    assert own, f"the own-items kernel did not run; launched: {names}"
+    _check("high", misaligned_copy(x), w, b, 2)
+    assert torch.equal(y, _run("high", x, w, b, 2)[0])  # run to run
 
 
 @pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")

@@ -48,8 +48,8 @@ rep("""      else if constexpr (kABuf == 2) warpgroup_wait<1>();  // plane i - 1
 assert s.count("      if (d_fold >= d_begin) fold(a_fold, d_fold);\n") == 3
 s = s.replace("      if (d_fold >= d_begin) fold(a_fold, d_fold);\n",
               "      if (!LAB_NOFOLD && d_fold >= d_begin) fold(a_fold, d_fold);\n")
-rep("    __syncthreads();  // plane i + kLead is in its slot (kSplitPlanes: its split buffer) for every thread\n",
-    "    if (!LAB_NOSYNC) __syncthreads();\n")
+rep("    ring_sync();  // plane i + kLead is in its slot (kSplitPlanes: its split buffer) for every thread\n",
+    "    if (!LAB_NOSYNC) ring_sync();\n")
 # LAB_NOLOOP: no plane loop; LAB_NOEPI: no softmax or stores (one store kept so that the
 # loop is not dead code): with the other switches they split the per-CTA skeleton.
 rep("  {  // the plane loop: whole periods of kSlots planes, then the partial last one\n",
@@ -105,10 +105,10 @@ a = c[i:c.index(";", i) + 1]
 c = c.replace(a, "#ifdef LAB_MINB\n  static constexpr int kMinBlocks = LAB_MINB;\n#else\n" + a + "\n#endif")
 # LAB_TILEP: output rows per tile of every kernel the lab builds (4: 4 x 16, 2: 2 x 32).
 a = ("  static constexpr int kWgTileP = kTileP_, kTileQ = 64 / kTileP_;  // one warpgroup's rows, columns\n"
-     "  static constexpr int kTileP = kTileP_ * kWarpgroups_;             // the CTA's rows\n")
+     "  static constexpr int kTileP = kTileP_ * kWarpgroups_ / kItemsPerCta;  // a work item's rows\n")
 assert a in c
 c = c.replace(a, "#ifdef LAB_TILEP\n  static constexpr int kWgTileP = LAB_TILEP, kTileQ = 64 / LAB_TILEP;\n"
-              "  static constexpr int kTileP = LAB_TILEP * kWarpgroups_;\n#else\n" + a + "#endif\n")
+              "  static constexpr int kTileP = LAB_TILEP * kWarpgroups_ / kItemsPerCta;\n#else\n" + a + "#endif\n")
 # LAB_PITCH: the TMA kernels' footprint row pitch (elements; a TMA box row: 16-byte multiples).
 i = c.index("  static constexpr int kRowPitch =")
 a = c[i:c.index(";", i) + 1]

@@ -73,6 +73,9 @@ using namespace fusedconv::fused;
 #ifndef LAB_WG
 #define LAB_WG 1  // WgmmaConfig's kWarpgroups_: 2 warpgroups per CTA share the ring and weights
 #endif
+#ifndef LAB_OWN
+#define LAB_OWN 0  // WgmmaConfig's kOwnItems_: the 2 warpgroups take their own items (own rings)
+#endif
 #ifndef LAB_WIDE
 #define LAB_WIDE 0  // WgmmaConfig's kTileP_ = 2: 2 x 32 tiles at the config's pitch (TMA only)
 #endif
@@ -96,15 +99,15 @@ constexpr auto lab_kernel = fused_conv_min_softmax_kernel<Cfg>;
 #elif LAB_BF16
 using Elem = cutlass::bfloat16_t;
 using Cfg = WgmmaConfig<Elem, Elem, LAB_N, LAB_KR, false, bool(LAB_ONE), LAB_CHUNK, bool(LAB_RETIRE),
-                        bool(LAB_TMA), !bool(LAB_NOARG), LAB_WIDE ? 2 : 4, LAB_WG>;
+                        bool(LAB_TMA), !bool(LAB_NOARG), LAB_WIDE ? 2 : 4, LAB_WG, bool(LAB_OWN)>;
 #elif LAB_F32BF16  // float32 x, weight and y; bfloat16 wgmma operands (an autocast kernel)
 using Elem = float;
 using Cfg = WgmmaConfig<float, cutlass::bfloat16_t, LAB_N, LAB_KR, false, bool(LAB_ONE), LAB_CHUNK, bool(LAB_RETIRE),
-                        bool(LAB_TMA), !bool(LAB_NOARG), LAB_WIDE ? 2 : 4, LAB_WG>;
+                        bool(LAB_TMA), !bool(LAB_NOARG), LAB_WIDE ? 2 : 4, LAB_WG, bool(LAB_OWN)>;
 #else
 using Elem = float;
 using Cfg = WgmmaConfig<float, cutlass::tfloat32_t, LAB_N, LAB_KR, bool(LAB_3X), bool(LAB_ONE), LAB_CHUNK, bool(LAB_RETIRE),
-                        bool(LAB_TMA), !bool(LAB_NOARG), LAB_WIDE ? 2 : 4, LAB_WG>;
+                        bool(LAB_TMA), !bool(LAB_NOARG), LAB_WIDE ? 2 : 4, LAB_WG, bool(LAB_OWN)>;
 #endif
 #if LAB_MMASYNC
 static cudaError_t lab_launch(const Params& p, const LabGeometry& g, cudaStream_t st) {

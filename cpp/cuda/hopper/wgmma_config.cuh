@@ -46,8 +46,12 @@ template <int N> struct WgmmaOp<cutlass::half_t, N> {
 // accumulators, sharing the weights and the ring (a footprint kWarpgroups_ * kTileP_ rows
 // high): a plane's load, barrier and weights serve all of them. 2 only in TF32's N = 64
 // kernel (launch_group64: K in chunks, TMA), whose weights leave room for one CTA per SM.
+// kOwnItems_: the warpgroups share only the weights; each takes its own work items (a tile
+// kTileP_ rows high) with its own ring, TMA barriers and named barrier, so that one's
+// epilogue and ring start run under the other's wgmmas (no channel or R split: no cluster).
 template <class Element_, class ValA_, int kN_, int kKR_, bool kSplit3x_, bool kOneChunk_, int kLongChunk_ = 0,
-          bool kRetire_ = false, bool kTma_ = false, bool kArgmin_ = true, int kTileP_ = 4, int kWarpgroups_ = 1>
+          bool kRetire_ = false, bool kTma_ = false, bool kArgmin_ = true, int kTileP_ = 4, int kWarpgroups_ = 1,
+          bool kOwnItems_ = false>
 struct WgmmaConfig {
   using Element = Element_;  // x, weight, bias and y element type
   using ValA = ValA_;        // operand type the wgmma consumes
@@ -61,11 +65,15 @@ struct WgmmaConfig {
   static constexpr bool kArgmin = kArgmin_;
   static constexpr int kWarpgroups = kWarpgroups_;
   static constexpr int kThreads = 128 * kWarpgroups_;  // a warpgroup per 64 positions
+  static constexpr bool kOwnItems = kOwnItems_;
+  static constexpr int kItemsPerCta = kOwnItems_ ? kWarpgroups_ : 1;  // work items a CTA runs at once
+  static constexpr int kRingThreads = kThreads / kItemsPerCta;        // the threads of one ring
   static constexpr int kWgTileP = kTileP_, kTileQ = 64 / kTileP_;  // one warpgroup's rows, columns
-  static constexpr int kTileP = kTileP_ * kWarpgroups_;             // the CTA's rows
+  static constexpr int kTileP = kTileP_ * kWarpgroups_ / kItemsPerCta;  // a work item's rows
   static_assert(kTileP_ == 4 || (kTileP_ == 2 && kTma_), "4 x 16 tiles, or 2 x 32 by TMA");
   static_assert(kWarpgroups_ == 1 || (kWarpgroups_ == 2 && kTma_ && !kOneChunk_ && !kSplit3x_),
                 "two warpgroups: K in chunks by TMA (launch_group64)");
+  static_assert(!kOwnItems_ || kWarpgroups_ > 1, "own items: one per warpgroup");
   static constexpr int kMaxKQ = 5;
   // Planes by TMA: each footprint row is one TMA box row, which must be whole 16-byte
   // units. One kernel per ring: the cp.async ring's state, compiled into a TMA kernel as its
@@ -260,7 +268,8 @@ CUTE_HOST_DEVICE WgGeometry make_wg_geometry(const Params& p, int sm_count, int 
   g.tiles_q = (p.q_out + Cfg::kTileQ - 1) / Cfg::kTileQ;
   g.n_split = (p.c_out + Cfg::kN - 1) / Cfg::kN;
   const long long tiles = tile_ctas(p, g);
-  const long long fill = r_split > 0 ? r_split : tiles > 0 ? sm_count / tiles : 1;
+  const long long ctas = (tiles + Cfg::kItemsPerCta - 1) / Cfg::kItemsPerCta;  // (kOwnItems: two tiles each)
+  const long long fill = r_split > 0 ? r_split : ctas > 0 ? sm_count / ctas : 1;
   const int max_split = g.n_split >= Cfg::kMaxCluster ? 1 : Cfg::kMaxCluster / g.n_split;
   const int cap = max_split < Cfg::kMaxSplit ? max_split : Cfg::kMaxSplit;
   g.r_split = int(fill < 1 ? 1 : (fill > cap ? cap : fill));
@@ -279,7 +288,7 @@ CUTE_HOST_DEVICE WgGeometry make_wg_geometry(const Params& p, int sm_count, int 
   // (TMA writes 128-byte aligned slots)
   constexpr int kSlotAlign = Cfg::kTma ? 128 / int(sizeof(Element)) : 8;
   g.plane_stride = round_up((p.c_in + 1) * g.foot_p * Cfg::kRowPitch, kSlotAlign);
-  constexpr int kMinSlot = PlaneRing<typename Cfg::Element, Cfg::kThreads>::kMinSlotElems;
+  constexpr int kMinSlot = PlaneRing<typename Cfg::Element, Cfg::kRingThreads>::kMinSlotElems;
   if (g.plane_stride < kMinSlot) g.plane_stride = kMinSlot;
   g.k_plane = p.c_in * p.k_p * p.k_q;
   // k-steps padded to whole chunks (zero weights, zero-channel A): no branch around a wgmma
@@ -299,14 +308,14 @@ CUTE_HOST_DEVICE WgGeometry make_wg_geometry(const Params& p, int sm_count, int 
   g.off_planes = g.off_src + round_up((p.c_in * g.foot_p * Cfg::kRowPitch +
                                       Cfg::kKR * g.k_steps * Cfg::kBlockK) * int(sizeof(int64_t)), 16);
   if (Cfg::kTma) g.off_planes = round_up(g.off_planes, 128);
-  g.off_split = g.off_planes +
-                round_up(Cfg::kSlots * g.plane_stride * int(sizeof(typename Cfg::Element)), 16);
+  g.off_split = g.off_planes + round_up(Cfg::kItemsPerCta * Cfg::kSlots * g.plane_stride *
+                                            int(sizeof(typename Cfg::Element)), 16);  // a ring per item
   g.off_red = g.off_split + Cfg::kSplitPlaneCount * g.plane_stride * int(sizeof(float));
   // Cluster reduction: each CTA's (min, argmin) fragments, read by rank 0 through DSMEM;
   // then the softmax's row max and row sum of each channel group (64 floats each).
   g.off_xch = g.off_red + (g.r_split > 1 ? Cfg::kThreads * Cfg::kN / 2 * 8 : 0);
   g.off_bars = g.off_xch + (g.n_split > 1 ? 2 * 64 * Cfg::kWarpgroups * int(sizeof(float)) : 0);
-  g.smem_bytes = g.off_bars + (Cfg::kTma ? Cfg::kSlots * int(sizeof(uint64_t)) : 0);
+  g.smem_bytes = g.off_bars + (Cfg::kTma ? Cfg::kItemsPerCta * Cfg::kSlots * int(sizeof(uint64_t)) : 0);
   return g;
 }
 

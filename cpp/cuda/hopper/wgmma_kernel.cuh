@@ -38,6 +38,9 @@
 // blockIdx.x, + gridDim.x, ... in turn: the weights are laid out once per CTA, and the next
 // item's first planes load while the last one's results are written. gridDim.x is whole
 // clusters, so a channel cluster's CTAs take one tile's items together.
+// Cfg::kOwnItems (TF32's two warpgroups at C_out <= 64): each warpgroup walks its own items
+// (items blockIdx.x * 2 + wg, + 2 * gridDim.x, ...) with its own ring, slot barriers and named
+// barrier; only the weights (laid out once by the whole CTA) are shared.
 #include <cooperative_groups.h>
 #include <cute/arch/cluster_sm90.hpp>
 #include <cute/arch/copy_sm80.hpp>
@@ -72,14 +75,24 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   float* sSplit = reinterpret_cast<float*>(smem + g.off_split);  // (buffers, parts, plane_stride)
 
   const int tid = threadIdx.x;
-  // This thread's warpgroup (its 64 positions: rows wg * kWgTileP.. of the CTA's tile) and
-  // its index within it (the MMA partitions'); compile-time 0 and tid with one warpgroup.
+  // This thread's warpgroup (its 64 positions: rows wg * kWgTileP.. of the CTA's tile, or with
+  // kOwnItems its own item's tile) and its index within it (the MMA partitions'); compile-time
+  // 0 and tid with one warpgroup.
   const int wg = Cfg::kWarpgroups > 1 ? tid / 128 : 0;
   const int wg_tid = Cfg::kWarpgroups > 1 ? tid % 128 : tid;
   const int cluster_ctas = g.n_split * g.r_split;
+  // The ring this thread serves (kOwnItems: its warpgroup's), and its index among the ring's
+  // threads; its first row within the item's tile (kOwnItems: 0, the tile is its own).
+  constexpr int kItems = Cfg::kItemsPerCta, kRingThreads = Cfg::kRingThreads;
+  const int ring_id = Cfg::kOwnItems ? wg : 0;
+  const int ring_tid = Cfg::kOwnItems ? wg_tid : tid;
+  const int wg_row0 = Cfg::kOwnItems ? 0 : wg * Cfg::kWgTileP;
   // Work item = one CTA's share of a tile: blockIdx.x, and with a persistent grid (TMA
-  // kernels without clusters, more items than one wave holds) every gridDim.x-th after it.
-  int work = int(blockIdx.x);
+  // kernels without clusters, more items than one wave holds) every gridDim.x-th after it
+  // (kOwnItems: items per warpgroup, kItems per CTA).
+  int work = int(blockIdx.x) * kItems + ring_id;
+  const int walkers = int(gridDim.x) * kItems;
+  const bool has_item = work < g.work_items;  // (false only for a last CTA's second warpgroup)
   // An item's batch index and first output row / column; returns its rank in the cluster.
   auto item_origin = [&](int item, int& bb, int& pp0, int& qq0) {
     int c, rk, t, tp, tq;
@@ -109,7 +122,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   const Element* w = static_cast<const Element*>(p.weight) + int64_t(n0) * p.ws_n;
   const Element* bias = p.bias ? static_cast<const Element*>(p.bias) + int64_t(n0) * p.bs_n : nullptr;
 
-  using Ring = PlaneRing<Element, Cfg::kThreads>;
+  using Ring = PlaneRing<Element, kRingThreads>;
   constexpr int KR = Cfg::kKR, kAcc = Cfg::kAccSlots, kSlots = Cfg::kSlots;
   constexpr int kABuf = Cfg::kABuffers, kPrefetch = Cfg::kPrefetch;
   Ring ring{};
@@ -117,16 +130,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
             int64_t(q0) * p.xs_q;  // plane i is ring plane i - i_begin
   ring.xs_r = p.xs_r;
   ring.sSrc = sSrc;
-  ring.sPlanes = sPlanes;
+  ring.sPlanes = sPlanes + ring_id * kSlots * g.plane_stride;
   ring.plane_stride = g.plane_stride;
   ring.elems = p.c_in * foot_pq;
   ring.pairs = g.pairs;
   // TMA: plane r of this CTA's footprint is the box at (q0, p0, r, 0, b); slot s fills on
   // sBar[s], which completes once per plane it receives.
-  uint64_t* sBar = reinterpret_cast<uint64_t*>(smem + g.off_bars);  // (kSlots)
+  uint64_t* sBars = reinterpret_cast<uint64_t*>(smem + g.off_bars);  // (kSlots, kItems)
+  uint64_t* sBar = sBars + ring_id * kSlots;                           // this ring's (kSlots)
   constexpr bool tma = Cfg::kTma;
   // Plane r of the item at (bb, pp0, qq0) into slot s.
-  auto load_tma_at = [&](int s, int r, int bb, int pp0, int qq0) {  // thread 0 only
+  auto load_tma_at = [&](int s, int r, int bb, int pp0, int qq0) {  // the ring's thread 0 only
     const uint32_t bytes = uint32_t(sizeof(Element)) * ring.elems;
     cutlass::arch::ClusterTransactionBarrier::arrive_and_expect_tx(&sBar[s], bytes);
     cute::SM90_TMA_LOAD_5D::copy(&tma_x, &sBar[s], uint64_t(cute::TMA::CacheHintSm90::EVICT_NORMAL),
@@ -169,11 +183,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     early.load(g, sWoff, 0);
     bias_n = load_bias();
   }
-  ring.init(tid, p.c_in, g.foot_p, kPitch, g.by_foot_pq, p.p_in - p0, p.q_in - q0, p.xs_c,
+  ring.init(ring_tid, p.c_in, g.foot_p, kPitch, g.by_foot_pq, p.p_in - p0, p.q_in - q0, p.xs_c,
             p.xs_p, p.xs_q, kSlots, !tma);
   if (tma && tid == 0) {  // (tma: compile-time)
     cute::prefetch_tma_descriptor(&tma_x);
-    for (int s = 0; s < kSlots; ++s) cutlass::arch::ClusterTransactionBarrier::init(&sBar[s], 1);
+    for (int s = 0; s < kItems * kSlots; ++s) cutlass::arch::ClusterTransactionBarrier::init(&sBars[s], 1);
     cutlass::arch::fence_barrier_init();
   }
   if constexpr (Cfg::kSplitPlanes) {  // the zero channel of every split plane
@@ -191,9 +205,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   for (int s = 0; s < kLead + kPrefetch; ++s) {
     if (i_begin + s < i_end) {
       if constexpr (tma) {
-        if (tid == 0) load_tma(s, i_begin + s);
-      } else if (ring.copies_async()) ring.load_async(tid, ring.plane(s), ring.slot(s));
-      else ring.load_sync(tid, ring.plane(s), ring.slot(s));
+        if (ring_tid == 0 && has_item) load_tma(s, i_begin + s);
+      } else if (ring.copies_async()) ring.load_async(ring_tid, ring.plane(s), ring.slot(s));
+      else ring.load_sync(ring_tid, ring.plane(s), ring.slot(s));
     }
     cp_async_fence();
   }
@@ -241,7 +255,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   // A rows: m = 16*warp + q-offset; footprint row m / 16, column m % 16. Every row of this
   // thread is its first row plus a static offset.
   const int m0 = get<0>(tCcA(0, 0, 0));
-  const int a_thread = int(sizeof(Element)) * ((wg * Cfg::kWgTileP + m0 / kTileQ) * kPitch + m0 % kTileQ);
+  const int a_thread = int(sizeof(Element)) * ((wg_row0 + m0 / kTileQ) * kPitch + m0 % kTileQ);
   auto a_row_bytes = [&](int v, int s) {  // static after unrolling
     const int dm = get<0>(tCcA(v, 0, s)) - m0;
     return int(sizeof(Element)) * ((dm / kTileQ) * kPitch + dm % kTileQ);
@@ -258,7 +272,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   const bool bias_per_plane = __syncthreads_or(!isfinite(bias_n)) || track_argmin;
   fill(tCrMin, INFINITY);
   fill(tCrArg, 0);
-  // (the barrier above: weights, k offsets and zero channels are in place)
+  // (the barrier above: weights, k offsets and zero channels are in place; the CTA's last)
+  if (Cfg::kOwnItems && !has_item) return;
 
   // Fast path: this thread's A byte offsets in a ring slot for the one chunk, in registers.
   int a_off[kChunk][kValsA];
@@ -269,7 +284,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       a_off[s][v] = Cfg::kOneChunk ? a_thread + sKoff[get<1>(tCcA(v, 0, s))] : 0;
   }
 
-  const char* planes = reinterpret_cast<const char*>(sPlanes);
+  const char* planes = reinterpret_cast<const char*>(ring.sPlanes);  // (kOwnItems: this ring's)
   const int slot_bytes = int(sizeof(Element)) * g.plane_stride;
   // kSplitPlanes: the split buffer of ring slot u (written by split_plane, read by the gather).
   auto split_buffer = [&](int u) { return sSplit + (u % Cfg::kSplitBuffers) * kParts * g.plane_stride; };
@@ -283,7 +298,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       constexpr int u = decltype(u_c)::value;
       const float* raw = ring.slot(u);
       auto* dst = reinterpret_cast<cutlass::tfloat32_t*>(split_buffer(u));
-      for (int e = tid; e < ring.elems; e += Cfg::kThreads)
+      for (int e = ring_tid; e < ring.elems; e += kRingThreads)
         split_tf32(raw[e], dst[e], dst[g.plane_stride + e], dst[2 * g.plane_stride + e]);
     }
   };
@@ -392,26 +407,31 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   // two barriers later. By TMA, thread 0 issues the load and every thread waits on the slot's
   // mbarrier instead of its own copies; the barrier still guards the slot the load reuses.
   // The plane step i loads (i + kLead + kPrefetch): whether it exists, and its ring slot.
+  // The barrier of the threads sharing the ring: the CTA's, or (kOwnItems) the warpgroup's.
+  auto ring_sync = [&] {
+    if constexpr (Cfg::kOwnItems) cutlass::arch::NamedBarrier::sync(kRingThreads, ring_id);
+    else __syncthreads();
+  };
   auto loads_next = [&](int i) { return i + kLead + kPrefetch < i_end; };
   auto next_slot = [&](auto u_c) { return ring.slot((decltype(u_c)::value + kLead + kPrefetch) % kSlots); };
   auto advance = [&](auto u_c, int i) __attribute__((always_inline)) {
     constexpr int u = decltype(u_c)::value;
     if constexpr (tma) {
-      if (tid == 0 && loads_next(i)) load_tma((u + kLead + kPrefetch) % kSlots, i + kLead + kPrefetch);
+      if (ring_tid == 0 && loads_next(i)) load_tma((u + kLead + kPrefetch) % kSlots, i + kLead + kPrefetch);
       wait_tma((u + kLead) % kSlots, i + kLead);
     } else if (ring.copies_async()) {
-      if (loads_next(i)) ring.load_async(tid, src_next, next_slot(u_c));
+      if (loads_next(i)) ring.load_async(ring_tid, src_next, next_slot(u_c));
       cp_async_fence();
       cp_async_wait<kPrefetch>();
     } else {
-      if (loads_next(i)) ring.fetch(tid, src_next);
+      if (loads_next(i)) ring.fetch(ring_tid, src_next);
     }
     split_plane(Int<(u + kLead) % kSlots>{});
-    __syncthreads();  // plane i + kLead is in its slot (kSplitPlanes: its split buffer) for every thread
+    ring_sync();  // plane i + kLead is in its slot (kSplitPlanes: its split buffer) for every thread
   };
   auto store_next = [&](auto u_c, int i) __attribute__((always_inline)) {
     if (loads_next(i)) {
-      if (!tma && !ring.copies_async()) ring.store(tid, src_next, next_slot(u_c));
+      if (!tma && !ring.copies_async()) ring.store(ring_tid, src_next, next_slot(u_c));
       src_next += p.xs_r;
     }
   };
@@ -494,7 +514,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       if constexpr (tma) wait_tma(0, i_begin);
       cp_async_wait<kPrefetch>();
       split_plane(Int<0>{});
-      __syncthreads();
+      ring_sync();
       gather_fast(tCrA[0], slot_of(0));
     }
 
@@ -596,13 +616,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     if (r_rank != 0) return;
     // The next item's first planes load while this one's results are written: every thread is
     // done with the ring (the barrier), so thread 0 refills slots 0.. at once.
-    const int next = work + int(gridDim.x);
+    const int next = work + walkers;
     const bool has_next = tma && next < g.work_items;
     int next_b = 0, next_p0 = 0, next_q0 = 0;
     if (has_next) {
       item_origin(next, next_b, next_p0, next_q0);
-      __syncthreads();
-      if (tid == 0) {
+      ring_sync();
+      if (ring_tid == 0) {
         CUTE_UNROLL
         for (int s = 0; s < kLead + kPrefetch; ++s)
           if (i_begin + s < i_end) load_tma_at(s, i_begin + s, next_b, next_p0, next_q0);
@@ -612,7 +632,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
 
     // y at this thread's first (n, pp, qq); every value is a static channel / row offset away.
     const int mC0 = get<0>(tCcC(0)), nC0 = get<1>(tCcC(0));  // row g: g + 8 < kTileQ
-    const int pp = p0 + wg * Cfg::kWgTileP + mC0 / kTileQ, qq0 = q0 + mC0 % kTileQ;
+    const int pp = p0 + wg_row0 + mC0 / kTileQ, qq0 = q0 + mC0 % kTileQ;
     const int64_t plane_out = int64_t(p.p_out) * p.q_out;
     const int64_t off0 = (int64_t(b) * p.c_out + n0 + nC0) * plane_out + int64_t(pp) * p.q_out + qq0;
     Element* y = static_cast<Element*>(p.y) + off0;

@@ -124,35 +124,37 @@ inline cudaLaunchAttribute cluster_of(int ctas) {
 // per-item weight set-up was 6% (TF32) and 13% (bf16) of the reference's time, lab, session
 // 17; 15% of the C_in = 16 shape's clusters, session 24) and loads the next item's first
 // planes while it writes the last one's results. A cluster's CTAs take the items of one tile
-// together: the grid is whole clusters, so each CTA keeps its rank.
+// together: the grid is whole clusters, so each CTA keeps its rank. (kOwnItems: a CTA runs
+// kItemsPerCta items at a time.)
 template <class Cfg>
 int persistent_grid(const WgGeometry& g, int sms) {
   const int cluster_ctas = g.n_split * g.r_split;
-  if (!Cfg::kTma || g.r_split != 1) return g.work_items;
-  if (g.work_items <= sms) return g.work_items;  // one wave at any occupancy: no query
+  const int ctas = (g.work_items + Cfg::kItemsPerCta - 1) / Cfg::kItemsPerCta;
+  if (!Cfg::kTma || g.r_split != 1) return ctas;
+  if (ctas <= sms) return ctas;  // one wave at any occupancy: no query
   constexpr auto kernel = wgmma_conv_min_softmax_kernel<Cfg>;
   long long wave = 0;
   if (cluster_ctas == 1) {
     int per_sm = 0;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Cfg::kThreads, g.smem_bytes) != cudaSuccess ||
         sms <= 0) {
-      return g.work_items;
+      return ctas;
     }
     wave = 1LL * per_sm * sms;
   } else {
     cudaLaunchConfig_t config = {};
-    config.gridDim = dim3(g.work_items);
+    config.gridDim = dim3(ctas);
     config.blockDim = dim3(Cfg::kThreads);
     config.dynamicSmemBytes = g.smem_bytes;
     cudaLaunchAttribute cluster = cluster_of(cluster_ctas);
     config.attrs = &cluster;
     config.numAttrs = 1;
     int clusters = 0;
-    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) return g.work_items;
+    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) return ctas;
     wave = 1LL * clusters * cluster_ctas;
   }
-  if (wave <= 0) return g.work_items;
-  return g.work_items > wave ? int(wave) : g.work_items;
+  if (wave <= 0) return ctas;
+  return ctas > wave ? int(wave) : ctas;
 }
 
 // tma_x: x's tensor map for a kTma kernel (x_tensor_map), ignored otherwise.
@@ -161,6 +163,7 @@ cudaError_t launch_config(const Params& p, const WgGeometry& planned, const cute
                           cudaStream_t stream) {
   constexpr auto kernel = wgmma_conv_min_softmax_kernel<Cfg>;
   if (!Cfg::kArgmin && p.argmin != nullptr) return cudaErrorInvalidValue;  // an inference-only kernel
+  if (Cfg::kOwnItems && planned.n_split * planned.r_split > 1) return cudaErrorInvalidValue;  // no clusters
   const WgGeometry g = with_divisors<Cfg>(p, planned);
   if (const cudaError_t err = allow_dynamic_smem<kernel>(g.smem_bytes); err != cudaSuccess) return err;
   // The n_split x r_split CTAs of one tile form a cluster (consecutive blockIdx.x).
@@ -452,7 +455,8 @@ cudaError_t launch_width(const Params& p, int max_smem_bytes, cudaStream_t strea
 // Channel groups of N = 64 (one, or a cluster of two to four above 64) where wgmma_dispatch.cu's
 // width rule (width_rule.h, groups_of_64) asks for it: K in chunks of 3 k-steps at k_r = 3,
 // planes by TMA; 16-bit operands in one warpgroup, 2 CTAs per SM (255 registers), TF32 in two
-// warpgroups sharing one CTA per SM (255 registers each, the weights and ring once). It
+// warpgroups sharing one CTA per SM (255 registers each, the weights once; the ring once, or
+// at C_out <= 64 one ring per warpgroup, each on its own items). It
 // launches only where x fits TMA, shared memory holds the CTA and its tiles fill more than
 // half the SMs, so that R stays whole: split in two (B = 1 at C_in = 16, C_out = 64) bf16
 // lost to the two groups of 32 (lab, H200, session 26: 35.1 -> 38.9 µs; B = 4, R whole,
@@ -464,14 +468,19 @@ struct Group64 {
   using T = ModeTypes<kMode>;
   static_assert(!T::kSplit3x, "3xTF32 has no N = 64 kernel (width_rule.h)");
   static constexpr int kWarpgroups = sizeof(typename T::ValA) == 2 ? 1 : 2;
-  using Cfg = WgmmaConfig<typename T::Element, typename T::ValA, 64, 3, false, false, 3, false, true, true, 4,
-                          kWarpgroups>;
+  template <bool kOwnItems>
+  using WithItems = WgmmaConfig<typename T::Element, typename T::ValA, 64, 3, false, false, 3, false, true, true, 4,
+                                kWarpgroups, kOwnItems>;
+  using Cfg = WithItems<false>;
+  // TF32 at C_out <= 64 (no cluster): each warpgroup on its own items first (kOwnItems; lab,
+  // H200, session 30: C_in = 16, C_out = 64, B = 16 178.3 -> 168.4 µs), the shared ring where
+  // that does not plan (its two rings need more shared memory; R split).
+  static constexpr bool kHasOwnItems = kWarpgroups == 2;
 };
 
-template <Mode kMode>
-bool launch_group64(const Params& p, int max_smem_bytes, cudaStream_t stream, cudaError_t* err) {
-  using C = typename Group64<kMode>::Cfg;
-  const int sms = sm_count();
+// Launches C where it runs with R whole; false where it does not apply.
+template <class C>
+bool launch_group64_config(const Params& p, int max_smem_bytes, int sms, cudaStream_t stream, cudaError_t* err) {
   WgGeometry g;
   cute::TmaDescriptor tma_x{};
   if (!tma_fits<C>(p, C::kTileP + p.k_p - 1) || make_wg_geometry<C>(p, sms).r_split != 1 ||
@@ -480,6 +489,19 @@ bool launch_group64(const Params& p, int max_smem_bytes, cudaStream_t stream, cu
   }
   *err = launch_config<C>(p, g, tma_x, sms, stream);
   return true;
+}
+
+template <Mode kMode>
+bool launch_group64(const Params& p, int max_smem_bytes, cudaStream_t stream, cudaError_t* err) {
+  using G = Group64<kMode>;
+  const int sms = sm_count();
+  if constexpr (G::kHasOwnItems) {
+    if (p.c_out <= 64 &&
+        launch_group64_config<typename G::template WithItems<true>>(p, max_smem_bytes, sms, stream, err)) {
+      return true;
+    }
+  }
+  return launch_group64_config<typename G::Cfg>(p, max_smem_bytes, sms, stream, err);
 }
 
 }  // namespace fusedconv::fused::hopper
