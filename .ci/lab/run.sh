@@ -12,6 +12,7 @@
 # LAB_STAGE=run runs the binaries found there without compiling (no nvcc time on the GPU).
 #   LAB_BIN=.lab-bin LAB_STAGE=build VARIANTS=... bash .ci/lab/run.sh        (here)
 #   LAB_BIN=.lab-bin LAB_STAGE=run VARIANTS=... RUNS=... bash .ci/lab/run.sh  (device, carry .lab-bin)
+# LAB_SRC: the lab source in .ci/lab (default kernel_lab.cu; shifted_lab.cu: the gather-free kernel).
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/lab-out}; mkdir -p "$OUT"
@@ -34,7 +35,7 @@ VARIANTS=${VARIANTS:-"base: nowg:-DLAB_NOWG=1 noload:-DLAB_NOLOAD=1 nogather:-DL
   while [ "$(jobs -r | wc -l)" -ge "${LAB_JOBS:-64}" ]; do sleep 2; done  # LAB_JOBS: compiles at a time
   nvcc -std=c++20 -DCUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED -gencode=arch=compute_90a,code=sm_90a \
     --expt-relaxed-constexpr -O3 -Xptxas=-v ${flags//,/ } -I "$SRC" -I cpp -I "$INC" -DLAB_NAME="\"$name\"" \
-    .ci/lab/kernel_lab.cu -o "$BIN/$name" > "$BIN/$name.log" 2>&1 || echo "BUILD FAIL $name" &
+    ".ci/lab/${LAB_SRC:-kernel_lab.cu}" -o "$BIN/$name" > "$BIN/$name.log" 2>&1 || echo "BUILD FAIL $name" &
 done
 wait
 [ "$STAGE" != build ] || { grep -hE "BUILD FAIL|error" "$BIN"/*.log | head; ls "$BIN"; exit 0; }
