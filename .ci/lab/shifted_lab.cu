@@ -90,7 +90,7 @@ struct ShiftedConfig {
   static constexpr int kWgBytes = kRingBytes > kEpiBytes ? kRingBytes : kEpiBytes;  // ring, then that tile
   static constexpr int kSmemBytes = kTaps * kTapBytes + kWarpgroups * kWgBytes;
   static_assert(LAB_SW64 || kSmemBytes == 4 * (kWeightFloats + kWarpgroups * kRingFloats), "INTERLEAVE's sizes");
-  static constexpr int kUnits = kQuads * kInRows * kW;      // (quad, position) units per plane
+  static constexpr int kUnits = kChunks * kInRows * kW;     // (16-byte chunk, position) units per plane
   static constexpr int kUnitsPerThread = kUnits / 128;
   static_assert(kUnits % 128 == 0 && kN % 8 == 0 && kN <= 256, "W: a multiple of 16, at most 128");
   using MmaOp = decltype(SM90::GMMA::ss_op_selector<Op, Op, float, Shape<_64, Int<kN>, Int<kKStep>>,
@@ -152,8 +152,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) shifted_conv_min_softmax(con
 
   TiledMMA tiled_mma = make_tiled_mma(typename Cfg::MmaOp{});
   auto thr_mma = tiled_mma.get_thread_slice(wtid);
+#if !LAB_SW64  // INTERLEAVE (TF32 only): every tap's descriptors from one layout
   Tensor sA = make_tensor(make_smem_ptr(reinterpret_cast<Op*>(sW)), typename Cfg::SmemLayoutA{});     // ((8,8),(4,2),27,2)
   Tensor sB = make_tensor(make_smem_ptr(reinterpret_cast<Op*>(sRing)), typename Cfg::SmemLayoutB{});  // ((8,N/8),(4,2),3,3,3,2)
+  Tensor tCrA = thr_mma.make_fragment_A(thr_mma.partition_A(sA));  // (1,1,1,27,2) descriptors
+  Tensor tCrB = thr_mma.make_fragment_B(thr_mma.partition_B(sB));  // (1,1,1,3,3,3,2) descriptors
+#endif
   // LAB_SW64: one tap's (64,16) weights / one slot's (N,16) plane, shifted by descriptor offsets.
   Tensor sA64 = make_tensor(make_smem_ptr(sWop), tile_to_shape(typename Cfg::AtomSW{}, Shape<_64, _16>{}));  // (64,16)
   Tensor sB64 = make_tensor(make_smem_ptr(sRingOp), tile_to_shape(typename Cfg::AtomSW{}, Shape<Int<Cfg::kN>, _16>{}));  // (N,16)
@@ -169,8 +173,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) shifted_conv_min_softmax(con
   auto wg_sync = [&] { cutlass::arch::NamedBarrier::arrive_and_wait(128, bar_id); };
 
   // One plane's share: units of kE channels at one position (INTERLEAVE: quad-major units).
-  constexpr int kE = LAB_SW64 ? Cfg::kE : 4, kChunks = Cfg::kCin / kE;
-  constexpr int kUnitsPerThread = Cfg::kInRows * kW * kChunks / 128;
+  constexpr int kE = Cfg::kE, kChunks = Cfg::kChunks, kUnitsPerThread = Cfg::kUnitsPerThread;
   float staged[kUnitsPerThread][kE];
   auto unit = [&](int i, int& chunk, int& pos) {
     const int u = i * 128 + wtid;
@@ -228,9 +231,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) shifted_conv_min_softmax(con
                 if constexpr (LAB_BASEOFF) dB.desc_.bitfield.base_offset_ = (dB.desc_.bitfield.start_address_ >> 3) & 3;
                 gemm(tiled_mma, make_tensor(dA, tCrA64.layout())(_, _, j), make_tensor(dB, tCrB64.layout())(_, _, j), a);
               } else {
-                Tensor tCrA = thr_mma.make_fragment_A(thr_mma.partition_A(sA));  // (1,1,1,27,2) descriptors
-                Tensor tCrB = thr_mma.make_fragment_B(thr_mma.partition_B(sB));  // (1,1,1,3,3,3,2) descriptors
+#if !LAB_SW64
                 gemm(tiled_mma, tCrA(_, _, _, kd * 9 + kh * 3 + kw, j), tCrB(_, _, _, slot, kh, LAB_BFIX ? 0 : kw, j), a);
+#endif
               }
             }
           }
