@@ -116,9 +116,24 @@ def run_grids(grids):
                 print("large grid", x_shape, dtype, prec, dim, path, flush=True)
 
 
+# The shifted-plane kernel (bf16 or fp16 data, C_in = 16, C_out and W 49..64, an item per
+# warpgroup): one output plane at W = 49 on 280 items (persistent: up to 2 per warpgroup, the
+# last pair of each plane one row), and C_out = 49 at W = 64 (the ring's whole pitch) over two
+# planes; bf16 data.
+def run_shifted():
+    for bsz, cout, d, h, w in ((70, 64, 3, 9, 49), (9, 49, 4, 61, 64)):
+        x = torch.randn(bsz, 16, d, h, w, device="cuda")
+        wt = torch.randn(cout, 16, 3, 3, 3, device="cuda")
+        b = torch.randn(cout, device="cuda")
+        y = torch.ops.fusedconv.forward(x.bfloat16(), wt.bfloat16(), b.bfloat16(), 2)
+        path = torch.ops.fusedconv.kernel_path(x.bfloat16(), wt.bfloat16(), b.bfloat16(), 2)
+        torch.cuda.synchronize()
+        print("shifted", tuple(x.shape), cout, path, tuple(y.shape), flush=True)
+
 if sys.argv[1:] == ["clusters"]:
     run_grids(cluster_grids)
 else:
     run_tiny_cases()
+    run_shifted()
     run_grids(large_grids)
 print("sanitize_case: done")

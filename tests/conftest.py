@@ -150,6 +150,23 @@ def make_inputs_without_near_ties(
     raise AssertionError("no random inputs without near-ties in 100 draws")
 
 
+def graph_replay(x, weight, bias, dim, fresh):
+    """The op captured in a CUDA graph on a copy of x (one warm-up call outside the capture,
+    on a side stream), then replayed with `fresh` copied into that input: the replay's output."""
+    static_x = x.clone()
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        torch.ops.fusedconv.forward(static_x, weight, bias, dim)
+        with torch.cuda.graph(graph, stream=stream):
+            captured = torch.ops.fusedconv.forward(static_x, weight, bias, dim)
+    static_x.copy_(fresh)
+    graph.replay()
+    torch.cuda.synchronize()
+    return captured
+
+
 def misaligned_copy(x):
     """x's values at a base that is not 16-byte aligned: the cp.async kernels (one CTA per
     work item) run instead of the TMA ones."""

@@ -15,6 +15,7 @@ from conftest import (
     assert_nonfinite_match,
     eager,
     float32_precision,
+    graph_replay,
     make_inputs,
     make_inputs_without_near_ties,
     misaligned_copy,
@@ -599,19 +600,8 @@ def test_deterministic_and_graph_safe(c_out):
     again, _ = _run("highest", x, w, b, 2)
     assert torch.equal(first, again)  # bitwise: no atomics, fixed reduction order
 
-    static_x = x.clone()
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    stream = torch.cuda.Stream()
-    with torch.cuda.stream(stream):
-        torch.ops.fusedconv.forward(static_x, w, b, 2)  # warm-up outside capture
-        with torch.cuda.graph(graph, stream=stream):
-            captured = torch.ops.fusedconv.forward(static_x, w, b, 2)
     fresh, _, _ = make_inputs((4, 3, c_out, 10, 17, 15, 3, 3, 3), device="cuda")
-    static_x.copy_(fresh)
-    graph.replay()
-    torch.cuda.synchronize()
-    assert torch.equal(captured, torch.ops.fusedconv.forward(fresh, w, b, 2))
+    assert torch.equal(graph_replay(x, w, b, 2, fresh), torch.ops.fusedconv.forward(fresh, w, b, 2))
 
 
 @pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")

@@ -56,6 +56,7 @@ Fit plan(const Params& p, Mode mode, int max_smem_bytes) {
 }
 
 cudaError_t launch(const Params& p, Mode mode, int max_smem_bytes, cudaStream_t stream) {
+  if (cudaError_t err = cudaSuccess; launch_shifted(p, mode, max_smem_bytes, stream, &err)) return err;
   if (cudaError_t err = cudaSuccess; launched_in_groups_of_64(p, mode, max_smem_bytes, stream, &err)) return err;
   return by_mode_width(mode, p.c_out, [&]<Mode kMode, int N>() {
     return launch_width<kMode, N>(p, max_smem_bytes, stream);

@@ -1,0 +1,49 @@
+// Host side of the shifted-plane kernel: its rule (shifted_rule.h), one kernel per 16-bit data
+// type (bf16, fp16; autocast's float32 data stays on the other kernels), shared memory and grid.
+#include "cuda/hopper/wgmma_launch.cuh"  // sm_count (first: its driver typedefs need cuda.h's order)
+#include "cuda/hopper/shifted_kernel.cuh"
+#include "cuda/hopper/shifted_rule.h"
+#include "cuda/hopper/wgmma_entry.h"
+#include "cuda/smem_opt_in.cuh"
+
+namespace fusedconv::fused::hopper {
+
+namespace {
+
+template <Mode kMode>
+bool launch_mode(const Params& p, int max_smem_bytes, int sms, cudaStream_t stream, cudaError_t* err) {
+  using T = ModeTypes<kMode>;
+  using Cfg = ShiftedConfig<typename T::Element, typename T::ValA, 64>;
+  if (Cfg::kSmemBytes > max_smem_bytes) return false;
+  const int pairs = (p.p_out + 1) / 2;
+  const ShiftedGeometry g{pairs, p.batch * pairs};
+  constexpr auto kernel = shifted_conv_min_softmax_kernel<Cfg>;
+  *err = allow_dynamic_smem<kernel>(Cfg::kSmemBytes);
+  if (*err != cudaSuccess) return true;
+  const int ctas = (g.items + Cfg::kWarpgroups - 1) / Cfg::kWarpgroups;
+  const int grid = sms < ctas ? sms : ctas;  // persistent CTAs
+  kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(p, g);
+  *err = cudaGetLastError();
+  return true;
+}
+
+}  // namespace
+
+bool launch_shifted(const Params& p, Mode mode, int max_smem_bytes, cudaStream_t stream, cudaError_t* err) {
+  const int sms = sm_count();
+  const bool sixteen_bit_data = mode == Mode::kBF16 || mode == Mode::kFP16;
+  const ShiftedCase c{sixteen_bit_data, p.argmin != nullptr, p.xs_q == 1, p.c_in, p.c_out,
+                      p.k_r, p.k_p, p.k_q, p.q_in, p.p_out, p.batch};
+  if (sms == 0 || !takes_shifted(c, sms)) return false;
+  switch (mode) {
+    case Mode::kBF16: return launch_mode<Mode::kBF16>(p, max_smem_bytes, sms, stream, err);
+    case Mode::kFP16: return launch_mode<Mode::kFP16>(p, max_smem_bytes, sms, stream, err);
+    case Mode::kBF16F32:
+    case Mode::kFP16F32:
+    case Mode::kTF32:
+    case Mode::k3xTF32: break;
+  }
+  return false;
+}
+
+}  // namespace fusedconv::fused::hopper

@@ -1,0 +1,182 @@
+"""The shifted-plane kernel (cpp/cuda/hopper/shifted_kernel.cuh, rule in shifted_rule.h):
+bf16 or fp16 data at C_in = 16, C_out and q_in 49..64, k = 3, Q contiguous, no argmin, at
+least one work item (batch index x 2 output rows) per warpgroup (2 per SM); autocast's float32
+data stays on the other kernels (slower here, BENCHMARKS.md v50). Each test proves by the
+kernel's name which kernel ran, and compares with float64 on fresh random inputs (the values
+the kernel's operands hold)."""
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+import torch
+
+import fusedconv
+from conftest import (
+    assert_nonfinite_match,
+    float32_precision,
+    graph_replay,
+    make_inputs,
+    misaligned_copy,
+    reference,
+    rel_err,
+)
+
+WGMMA_DEVICE = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
+pytestmark = pytest.mark.skipif(
+    not WGMMA_DEVICE or not fusedconv.cuda_kernels_built(),
+    reason="needs a compute capability 9.0 GPU and a build with the CUDA kernels",
+)
+
+KERNEL = "shifted_conv_min_softmax_kernel"
+TOL = 1e-2  # 16-bit operands, float32 accumulation, against float64 on the rounded values
+# mode: (data dtype, operand dtype, kernel_path)
+MODES = {
+    "bf16": (torch.bfloat16, torch.bfloat16, "cuda-wgmma-bf16"),
+    "fp16": (torch.float16, torch.float16, "cuda-wgmma-fp16"),
+    "autocast-bf16": (torch.float32, torch.bfloat16, "cuda-wgmma-autocast-bf16"),
+    "autocast-fp16": (torch.float32, torch.float16, "cuda-wgmma-autocast-fp16"),
+}
+SHIFTED_MODES = ["bf16", "fp16"]
+
+# (B, C_out, D, H, W), C_in = 16, k = 3: the C_in = 16 target shape; C_out = 50 at q_in = 57
+# with an odd p_out (a last pair of one row) and 299 items (persistent: 2 or 3 per warpgroup);
+# C_out = 49 at 270 items; one output plane (D = 3) at q_in = 49.
+CASES = [(16, 64, 16, 64, 64), (23, 50, 5, 27, 57), (9, 49, 4, 61, 64), (70, 64, 3, 9, 49)]
+IDS = ["x".join(map(str, c)) for c in CASES]
+
+
+def _inputs(case, mode, dist="randn"):
+    batch, c_out, d, h, w = case
+    return make_inputs((batch, 16, c_out, d, h, w, 3, 3, 3), dtype=MODES[mode][0], device="cuda", dist=dist)
+
+
+def _context(mode):
+    data, operand, _ = MODES[mode]
+    return torch.autocast("cuda", dtype=operand) if data != operand else contextlib.nullcontext()
+
+
+def _run(x, w, b, dim=2):
+    """The op (in the caller's autocast and precision) and whether the shifted kernel ran (torch.profiler)."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        y = torch.ops.fusedconv.forward(x, w, b, dim)
+        torch.cuda.synchronize()
+    return y, any(KERNEL in e.key for e in prof.key_averages())
+
+
+def _forward(mode, x, w, b, dim=2):
+    """The op under `mode` and whether the shifted kernel ran."""
+    with _context(mode):
+        return _run(x, w, b, dim)
+
+
+def _reference(mode, x, w, b, dim=2):
+    """float64 on the operand values: x and the weights as the operand type rounds them (the
+    bias stays in the data type, as the kernel adds it)."""
+    operand = MODES[mode][1]
+    return reference(x.to(operand).double(), w.to(operand).double(), None if b is None else b.double(), dim)
+
+
+def _reference_err(mode, y, x, w, b, dim=2):
+    return rel_err(y, _reference(mode, x, w, b, dim))
+
+
+@pytest.mark.parametrize("dist", ["randn", "rand"])
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.parametrize("mode", list(MODES))
+def test_matches_float64(mode, case, dist):
+    """bf16 and fp16 data take the shifted kernel; autocast's float32 data, the same shapes, does not."""
+    x, w, b = _inputs(case, mode, dist)
+    y, ran = _forward(mode, x, w, b)
+    assert ran == (mode in SHIFTED_MODES), f"shifted kernel ran: {ran}"
+    assert y.dtype == MODES[mode][0] and y.is_contiguous()
+    assert _reference_err(mode, y, x, w, b) <= TOL
+    assert torch.equal(y, _forward(mode, x, w, b)[0])  # run to run
+    with _context(mode):
+        assert torch.ops.fusedconv.kernel_path(x, w, b, 2) == MODES[mode][2]
+
+
+@pytest.mark.parametrize("mode", SHIFTED_MODES)
+def test_views_without_copies(mode):
+    """Strided views it takes (a channel slice, a misaligned base, dim = 3 with Q = W still
+    contiguous) and one it leaves to the other kernels (channels_last_3d: Q is not contiguous)."""
+    batch, c_out, d, h, w_in = 23, 50, 5, 27, 57
+    wide, w, b = make_inputs((batch, 20, c_out, d, h, w_in, 3, 3, 3), dtype=MODES[mode][0], device="cuda")
+    w = w[:, 2:18].contiguous()
+    sliced = wide[:, 2:18]
+    for x in (sliced, misaligned_copy(sliced.contiguous())):
+        y, ran = _forward(mode, x, w, b)
+        assert ran and _reference_err(mode, y, x, w, b) <= TOL
+    x = torch.randn(batch, 16, 28, d + 2, w_in, device="cuda").to(MODES[mode][0])  # dim = 3: R = H, P = D, Q = W
+    y, ran = _forward(mode, x, w, b, 3)
+    assert ran and _reference_err(mode, y, x, w, b, 3) <= TOL
+    x = sliced.contiguous().to(memory_format=torch.channels_last_3d)
+    y, ran = _forward(mode, x, w, b)
+    assert not ran and _reference_err(mode, y, x, w, b) <= TOL
+
+
+def test_routing_edges():
+    """Just outside the rule: C_out = 48, q_in = 48 and 65, C_in = 15, too few items; TF32."""
+    for batch, c_in, c_out, h, w_in in [(16, 16, 48, 24, 64), (16, 16, 64, 24, 48), (16, 16, 64, 24, 65),
+                                        (16, 15, 64, 24, 64), (2, 16, 64, 24, 64)]:
+        x, w, b = make_inputs((batch, c_in, c_out, 4, h, w_in, 3, 3, 3), dtype=torch.bfloat16, device="cuda")
+        y, ran = _forward("bf16", x, w, b)
+        assert not ran and _reference_err("bf16", y, x, w, b) <= TOL, (batch, c_in, c_out, h, w_in)
+    x, w, b = _inputs((70, 64, 3, 9, 49), "autocast-bf16")
+    for precision in ("high", "highest"):
+        with float32_precision(precision):
+            assert not _run(x, w, b)[1], precision
+
+
+@pytest.mark.parametrize("mode", SHIFTED_MODES)
+def test_nan_inf_and_infinite_bias_follow_eager(mode):
+    x, w, b = _inputs((70, 64, 3, 9, 49), mode)
+    x[0, 1, 1, 5, 6] = float("nan")
+    x[3, 0, 2, 3, 3] = float("inf")
+    x[5, 2, 0, 8, 40] = float("-inf")
+    b[0], b[17] = float("-inf"), float("-inf")  # per plane: a +inf conv meets it as NaN
+    y, ran = _forward(mode, x, w, b)
+    assert ran
+    expected = _reference(mode, x, w, b).cpu()
+    assert torch.isnan(expected).any() and not torch.isnan(expected).all()
+    assert assert_nonfinite_match(y, expected) <= TOL * 10
+
+
+def test_no_bias_and_graph_capture():
+    x, w, _ = _inputs((70, 64, 3, 9, 49), "bf16")
+    y, ran = _forward("bf16", x, w, None)
+    assert ran and rel_err(y, _reference("bf16", x, w, None)) <= TOL
+    fresh, _, _ = _inputs((70, 64, 3, 9, 49), "bf16")
+    assert torch.equal(graph_replay(x, w, None, 2, fresh), _forward("bf16", fresh, w, None)[0])
+
+
+def test_backward_recomputes_elsewhere():
+    """The backward asks for the argmin, which this kernel does not track: bf16 inputs that need
+    gradients take the argmin kernels, and the gradients match float64."""
+    x, w, b = _inputs((70, 64, 3, 9, 49), "bf16")
+    xs, ws, bs = (t.clone().requires_grad_() for t in (x, w, b))
+    y = fusedconv.conv3d_min_softmax(xs, ws, bs, dim=2)
+    grad_y = torch.randn_like(y)
+    y.backward(grad_y)
+    xd, wd, bd = (t.double().requires_grad_() for t in (x, w, b))
+    torch.softmax(torch.nn.functional.conv3d(xd, wd, bd).min(dim=2).values, dim=1).backward(grad_y.double())
+    for got, want in ((xs.grad, xd.grad), (ws.grad, wd.grad), (bs.grad, bd.grad)):
+        assert rel_err(got, want) <= 5 * TOL
+
+
+@pytest.mark.skipif(
+    not torch.cuda.is_available() or torch.cuda.get_device_properties(0).total_memory < 40 * 2**30,
+    reason="needs a GPU with 40 GB",
+)
+def test_input_over_2_pow_31_elements():
+    """64-bit offsets: x has 2.2e9 elements; the last batch indices against float64."""
+    batch = 2**31 // (16 * 3 * 9 * 64) + 1
+    x = torch.randn(batch, 16, 3, 9, 64, device="cuda", dtype=torch.bfloat16)
+    assert x.numel() > 2**31
+    _, w, b = _inputs((1, 64, 3, 9, 64), "bf16")
+    y, ran = _forward("bf16", x, w, b)
+    assert ran
+    assert _reference_err("bf16", y[-3:], x[-3:], w, b) <= TOL
+    del x, y
+    torch.cuda.empty_cache()
