@@ -1,7 +1,8 @@
 #pragma once
 // The shifted-plane Hopper kernel (C_in = 16, C_out <= 64, k = 3, q_in <= kW): conv3d as an
-// implicit GEMM with no gather. Routed for 16-bit operands only (shifted_rule.h); its TF32 form
-// compiles but ran at v49's level in the lab (BENCHMARKS.md, session 31 lab). The GEMM is
+// implicit GEMM with no gather. Routed for bf16 and fp16 data only (shifted_rule.h): its TF32
+// form ran at v49's level in the lab (BENCHMARKS.md, session 31 lab), its autocast form (float32
+// data, 16-bit operands) slower than v49's in the package (v50). The GEMM is
 // transposed: M = the 64 output channels (A = the weights, laid out once per CTA), N = two
 // output rows x kW positions (B = the input plane).
 // A ring slot holds one input plane's 4 rows in a swizzled K-major layout (a row of the layout =
