@@ -3,6 +3,7 @@
     python .ci/sanitize_case.py clusters   # the persistent channel clusters and K = 144 alone
                                            # (v43: their own run, as the default's racecheck
                                            # nears 200 s)
+    python .ci/sanitize_case.py shifted    # the shifted-plane kernel alone (also in the default)
 """
 import sys
 
@@ -116,10 +117,10 @@ def run_grids(grids):
                 print("large grid", x_shape, dtype, prec, dim, path, flush=True)
 
 
-# The shifted-plane kernel (bf16 or fp16 data, C_in = 16, C_out and W 49..64, an item per
+# The shifted-plane kernel (16-bit operands, C_in = 16, C_out and W 49..64, an item per
 # warpgroup): one output plane at W = 49 on 280 items (persistent: up to 2 per warpgroup, the
 # last pair of each plane one row), and C_out = 49 at W = 64 (the ring's whole pitch) over two
-# planes; bf16 data.
+# planes; bf16 data, float32 data under autocast (its prologue converts the weights) and TF32.
 def run_shifted():
     for bsz, cout, d, h, w in ((70, 64, 3, 9, 49), (9, 49, 4, 61, 64)):
         x = torch.randn(bsz, 16, d, h, w, device="cuda")
@@ -127,11 +128,20 @@ def run_shifted():
         b = torch.randn(cout, device="cuda")
         y = torch.ops.fusedconv.forward(x.bfloat16(), wt.bfloat16(), b.bfloat16(), 2)
         path = torch.ops.fusedconv.kernel_path(x.bfloat16(), wt.bfloat16(), b.bfloat16(), 2)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            y_autocast = torch.ops.fusedconv.forward(x, wt, b, 2)
+        torch.set_float32_matmul_precision("high")  # TF32: taken below W = 64
+        y_tf32 = torch.ops.fusedconv.forward(x, wt, b, 2)
+        path_tf32 = torch.ops.fusedconv.kernel_path(x, wt, b, 2)
+        torch.set_float32_matmul_precision("highest")
         torch.cuda.synchronize()
-        print("shifted", tuple(x.shape), cout, path, tuple(y.shape), flush=True)
+        print("shifted", tuple(x.shape), cout, path, tuple(y.shape), y_autocast.dtype, path_tf32,
+              tuple(y_tf32.shape), flush=True)
 
 if sys.argv[1:] == ["clusters"]:
     run_grids(cluster_grids)
+elif sys.argv[1:] == ["shifted"]:
+    run_shifted()
 else:
     run_tiny_cases()
     run_shifted()

@@ -1,9 +1,9 @@
 """The shifted-plane kernel (cpp/cuda/hopper/shifted_kernel.cuh, rule in shifted_rule.h):
-bf16 or fp16 data at C_in = 16, C_out and q_in 49..64, k = 3, Q contiguous, no argmin, at
-least one work item (batch index x 2 output rows) per warpgroup (2 per SM); autocast's float32
-data stays on the other kernels (slower here, BENCHMARKS.md v50). Each test proves by the
-kernel's name which kernel ran, and compares with float64 on fresh random inputs (the values
-the kernel's operands hold)."""
+16-bit operands (bf16 or fp16 data, or autocast's float32 data) and TF32 below q_in = 64, at
+C_in = 16, C_out and q_in 49..64, k = 3, Q contiguous, a weight that is one 16-byte-aligned
+channel-major block, no argmin, at least one work item (batch index x 2 output rows) per SM.
+Each test proves by the kernel's name which kernel ran, and compares with float64 on fresh
+random inputs (the values the kernel's operands hold)."""
 from __future__ import annotations
 
 import contextlib
@@ -29,20 +29,21 @@ pytestmark = pytest.mark.skipif(
 )
 
 KERNEL = "shifted_conv_min_softmax_kernel"
-TOL = 1e-2  # 16-bit operands, float32 accumulation, against float64 on the rounded values
-# mode: (data dtype, operand dtype, kernel_path)
+TOL = 1e-2  # 16-bit or TF32 operands, float32 accumulation, against float64 on the rounded values
+# mode: (data dtype, operand dtype, kernel_path); "high": float32 matmul precision, TF32 operands
 MODES = {
     "bf16": (torch.bfloat16, torch.bfloat16, "cuda-wgmma-bf16"),
     "fp16": (torch.float16, torch.float16, "cuda-wgmma-fp16"),
     "autocast-bf16": (torch.float32, torch.bfloat16, "cuda-wgmma-autocast-bf16"),
     "autocast-fp16": (torch.float32, torch.float16, "cuda-wgmma-autocast-fp16"),
+    "high": (torch.float32, torch.float32, "cuda-wgmma-tf32"),
 }
-SHIFTED_MODES = ["bf16", "fp16"]
 
 # (B, C_out, D, H, W), C_in = 16, k = 3: the C_in = 16 target shape; C_out = 50 at q_in = 57
 # with an odd p_out (a last pair of one row) and 299 items (persistent: 2 or 3 per warpgroup);
-# C_out = 49 at 270 items; one output plane (D = 3) at q_in = 49.
-CASES = [(16, 64, 16, 64, 64), (23, 50, 5, 27, 57), (9, 49, 4, 61, 64), (70, 64, 3, 9, 49)]
+# C_out = 49 at 270 items; one output plane (D = 3) at q_in = 49; 155 items (B = 5: at most
+# one per warpgroup) at q_in = 63.
+CASES = [(16, 64, 16, 64, 64), (23, 50, 5, 27, 57), (9, 49, 4, 61, 64), (70, 64, 3, 9, 49), (5, 64, 4, 64, 63)]
 IDS = ["x".join(map(str, c)) for c in CASES]
 
 
@@ -53,7 +54,14 @@ def _inputs(case, mode, dist="randn"):
 
 def _context(mode):
     data, operand, _ = MODES[mode]
+    if mode == "high":
+        return float32_precision("high")
     return torch.autocast("cuda", dtype=operand) if data != operand else contextlib.nullcontext()
+
+
+def _taken(mode, q_in):
+    """Whether the rule routes this mode at this width (TF32: below q_in = 64)."""
+    return mode != "high" or q_in < 64
 
 
 def _run(x, w, b, dim=2):
@@ -86,10 +94,9 @@ def _reference_err(mode, y, x, w, b, dim=2):
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 @pytest.mark.parametrize("mode", list(MODES))
 def test_matches_float64(mode, case, dist):
-    """bf16 and fp16 data take the shifted kernel; autocast's float32 data, the same shapes, does not."""
     x, w, b = _inputs(case, mode, dist)
     y, ran = _forward(mode, x, w, b)
-    assert ran == (mode in SHIFTED_MODES), f"shifted kernel ran: {ran}"
+    assert ran == _taken(mode, case[-1])
     assert y.dtype == MODES[mode][0] and y.is_contiguous()
     assert _reference_err(mode, y, x, w, b) <= TOL
     assert torch.equal(y, _forward(mode, x, w, b)[0])  # run to run
@@ -97,7 +104,7 @@ def test_matches_float64(mode, case, dist):
         assert torch.ops.fusedconv.kernel_path(x, w, b, 2) == MODES[mode][2]
 
 
-@pytest.mark.parametrize("mode", SHIFTED_MODES)
+@pytest.mark.parametrize("mode", list(MODES))
 def test_views_without_copies(mode):
     """Strided views it takes (a channel slice, a misaligned base, dim = 3 with Q = W still
     contiguous) and one it leaves to the other kernels (channels_last_3d: Q is not contiguous)."""
@@ -116,26 +123,46 @@ def test_views_without_copies(mode):
     assert not ran and _reference_err(mode, y, x, w, b) <= TOL
 
 
+@pytest.mark.parametrize("mode", ["bf16", "autocast-fp16"])
+def test_weight_layouts(mode):
+    """Weights it copies as one block (contiguous, channels_last_3d; dim = 3's permuted view in
+    test_views_without_copies) and ones it leaves to the other kernels (a channel slice of a
+    wider weight, a base that is not 16-byte aligned)."""
+    x, w, b = _inputs((23, 50, 5, 27, 57), mode)
+    wide = torch.randn(50, 20, 3, 3, 3, device="cuda").to(w.dtype)
+    for weight, taken in ((w.to(memory_format=torch.channels_last_3d), True), (wide[:, 2:18], False),
+                          (misaligned_copy(w), False)):
+        y, ran = _forward(mode, x, weight, b)
+        assert ran == taken and _reference_err(mode, y, x, weight, b) <= TOL, (weight.stride(), taken)
+
+
 def test_routing_edges():
-    """Just outside the rule: C_out = 48, q_in = 48 and 65, C_in = 15, too few items; TF32."""
+    """Just outside the rule: C_out = 48, q_in = 48 and 65, C_in = 15, too few items; 3xTF32,
+    and B = 4 (124 items) under autocast. (TF32 at q_in = 64: test_matches_float64.)"""
     for batch, c_in, c_out, h, w_in in [(16, 16, 48, 24, 64), (16, 16, 64, 24, 48), (16, 16, 64, 24, 65),
                                         (16, 15, 64, 24, 64), (2, 16, 64, 24, 64)]:
         x, w, b = make_inputs((batch, c_in, c_out, 4, h, w_in, 3, 3, 3), dtype=torch.bfloat16, device="cuda")
         y, ran = _forward("bf16", x, w, b)
         assert not ran and _reference_err("bf16", y, x, w, b) <= TOL, (batch, c_in, c_out, h, w_in)
-    x, w, b = _inputs((70, 64, 3, 9, 49), "autocast-bf16")
-    for precision in ("high", "highest"):
-        with float32_precision(precision):
-            assert not _run(x, w, b)[1], precision
+    x, w, b = _inputs((70, 64, 3, 9, 49), "high")
+    with float32_precision("highest"):  # 3xTF32
+        assert not _run(x, w, b)[1]
+    x, w, b = _inputs((4, 64, 4, 64, 64), "autocast-bf16")  # 4 x 31 = 124 items (an H200 has 132 SMs)
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        assert _run(x, w, b)[1] == (124 >= torch.cuda.get_device_properties(0).multi_processor_count)
 
 
-@pytest.mark.parametrize("mode", SHIFTED_MODES)
-def test_nan_inf_and_infinite_bias_follow_eager(mode):
+@pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("infinite_bias", [True, False])
+def test_nan_inf_follow_eager(mode, infinite_bias):
+    """NaN / Inf in x with a finite bias (one min.NaN per value, the bias after the min) and with
+    infinite biases (the CTA adds the bias per plane: a +inf conv meets -inf as NaN)."""
     x, w, b = _inputs((70, 64, 3, 9, 49), mode)
     x[0, 1, 1, 5, 6] = float("nan")
     x[3, 0, 2, 3, 3] = float("inf")
     x[5, 2, 0, 8, 40] = float("-inf")
-    b[0], b[17] = float("-inf"), float("-inf")  # per plane: a +inf conv meets it as NaN
+    if infinite_bias:
+        b[0], b[17] = float("-inf"), float("-inf")
     y, ran = _forward(mode, x, w, b)
     assert ran
     expected = _reference(mode, x, w, b).cpu()

@@ -34,6 +34,8 @@
 #include <cute/atom/mma_traits_sm90_gmma.hpp>
 #include <cutlass/arch/barrier.h>
 
+#include "lab_timing.h"
+
 #ifndef LAB_W
 #define LAB_W 64
 #endif
@@ -322,7 +324,6 @@ static void reference(const std::vector<float>& x, const std::vector<float>& w, 
   }
 }
 
-#define CK(e) do { cudaError_t err_ = (e); if (err_ != cudaSuccess) { printf("CUDA %s at %d\n", cudaGetErrorString(err_), __LINE__); exit(1); } } while (0)
 
 int main(int argc, char** argv) {
   if (argc < 5) { printf("usage: %s B C_out D H [check] [seed]\n", argv[0]); return 2; }
@@ -360,17 +361,7 @@ int main(int argc, char** argv) {
   const int grid = std::min(sms, (p.items + Cfg::kWarpgroups - 1) / Cfg::kWarpgroups);
   auto launch = [&](int c) { p.x = dx + size_t(c % copies) * nx; kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes>>>(p); };
   launch(0); CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
-  std::vector<float> ms;
-  cudaEvent_t e0, e1; cudaEventCreate(&e0); cudaEventCreate(&e1);
-  int call = 0;
-  for (int rep = 0; rep < 7; ++rep) {
-    cudaEventRecord(e0);
-    for (int i = 0; i < 20; ++i) launch(call++);
-    cudaEventRecord(e1); CK(cudaEventSynchronize(e1));
-    float t; cudaEventElapsedTime(&t, e0, e1); ms.push_back(t / 20);
-  }
-  std::sort(ms.begin(), ms.end());
-  const double us = ms[3] * 1e3, flop = 2.0 * B * C_out * (D - 2) * double(Ho) * Wo * Ci * 27;
+  const double us = median_launch_us(launch), flop = 2.0 * B * C_out * (D - 2) * double(Ho) * Wo * Ci * 27;
   unsigned long long clk[4];
   CK(cudaMemcpy(clk, dclk, sizeof clk, cudaMemcpyDeviceToHost));
   const double mhz = double(clk[2] - clk[0]) / double(clk[3] - clk[1]) * 1e3;

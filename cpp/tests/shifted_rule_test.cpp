@@ -1,6 +1,6 @@
-// Where the shifted-plane kernel runs (cuda/hopper/shifted_rule.h): bf16 or fp16 data, forward
-// only, C_in = 16, k = 3, C_out and q_in 49..64, Q contiguous, one item per warpgroup (2 per SM)
-// at least.
+// Where the shifted-plane kernel runs (cuda/hopper/shifted_rule.h): 16-bit operands (bf16 /
+// fp16 data or autocast) and TF32 below q_in = 64, forward only, C_in = 16, k = 3, C_out and
+// q_in 49..64, Q contiguous, a channel-major dense weight, one item per SM at least.
 #include <gtest/gtest.h>
 
 #include "cuda/hopper/shifted_rule.h"
@@ -11,7 +11,7 @@ namespace {
 constexpr int kSms = 132;
 
 // The C_in = 16 target shape: B = 16, C_out = 64, H = W = 64 (31 row pairs).
-ShiftedCase target() { return {true, false, true, 16, 64, 3, 3, 3, 64, 62, 16}; }
+ShiftedCase target() { return {true, false, false, true, true, 16, 64, 3, 3, 3, 64, 62, 16}; }
 
 TEST(ShiftedRule, TakesTheTargetShape) { EXPECT_TRUE(takes_shifted(target(), kSms)); }
 
@@ -28,15 +28,24 @@ TEST(ShiftedRule, EdgesOfChannelsAndWidth) {
   }
 }
 
-TEST(ShiftedRule, OnlySixteenBitDataForwardAtSixteenChannelsAndKThree) {
+TEST(ShiftedRule, OnlySixteenBitOperandsForwardAtSixteenChannelsAndKThree) {
   ShiftedCase c = target();
-  c.sixteen_bit_data = false;  // TF32, 3xTF32, autocast's float32 data
+  c.sixteen_bit_operands = false;  // 3xTF32
   EXPECT_FALSE(takes_shifted(c, kSms));
+  c.tf32 = true;  // TF32: below q_in = 64 only
+  EXPECT_FALSE(takes_shifted(c, kSms));
+  c.q_in = 63;
+  EXPECT_TRUE(takes_shifted(c, kSms));
+  c.q_in = 49;
+  EXPECT_TRUE(takes_shifted(c, kSms));
   c = target();
   c.argmin = true;  // the backward's recompute
   EXPECT_FALSE(takes_shifted(c, kSms));
   c = target();
   c.q_contiguous = false;  // channels_last_3d, dim = 4
+  EXPECT_FALSE(takes_shifted(c, kSms));
+  c = target();
+  c.weight_block = false;  // a strided or misaligned weight
   EXPECT_FALSE(takes_shifted(c, kSms));
   for (int c_in : {8, 15, 17, 32}) {
     c = target();
@@ -48,17 +57,34 @@ TEST(ShiftedRule, OnlySixteenBitDataForwardAtSixteenChannelsAndKThree) {
   EXPECT_FALSE(takes_shifted(c, kSms));
 }
 
-TEST(ShiftedRule, NeedsAnItemPerWarpgroup) {
+TEST(ShiftedRule, NeedsAnItemPerSm) {
+  EXPECT_EQ(shifted_row_pairs(62), 31);
+  EXPECT_EQ(shifted_row_pairs(7), 4);
   ShiftedCase c = target();
-  c.batch = 8;  // 248 items < 264
+  c.batch = 4;  // 124 items < 132
   EXPECT_FALSE(takes_shifted(c, kSms));
-  c.batch = 9;  // 279
+  c.batch = 5;  // 155
   EXPECT_TRUE(takes_shifted(c, kSms));
   c.p_out = 1;  // one row: one item per batch index
-  c.batch = 263;
+  c.batch = 131;
   EXPECT_FALSE(takes_shifted(c, kSms));
-  c.batch = 264;
+  c.batch = 132;
   EXPECT_TRUE(takes_shifted(c, kSms));
+}
+
+TEST(ShiftedRule, ChannelMajorWeightBlocks) {
+  // (C_out, 16, 3, 3, 3) contiguous, and dims 3 / 4's permuted views of it (R, P, Q reordered).
+  EXPECT_TRUE(weight_is_channel_major_block(16, 3, 3, 3, 432, 27, 9, 3, 1));
+  EXPECT_TRUE(weight_is_channel_major_block(16, 3, 3, 3, 432, 27, 3, 9, 1));
+  EXPECT_TRUE(weight_is_channel_major_block(16, 3, 3, 3, 432, 27, 1, 3, 9));
+  // channels_last_3d weight: C_in innermost.
+  EXPECT_TRUE(weight_is_channel_major_block(16, 3, 3, 3, 432, 1, 144, 48, 16));
+  // The output channel not outermost, a gap between channels, a sliced input channel axis.
+  EXPECT_FALSE(weight_is_channel_major_block(16, 3, 3, 3, 1, 64 * 27, 576, 192, 64));
+  EXPECT_FALSE(weight_is_channel_major_block(16, 3, 3, 3, 440, 27, 9, 3, 1));
+  EXPECT_FALSE(weight_is_channel_major_block(16, 3, 3, 3, 864, 54, 9, 3, 1));
+  // Size-1 axes take any stride.
+  EXPECT_TRUE(weight_is_channel_major_block(16, 1, 3, 3, 144, 9, 7777, 3, 1));
 }
 
 }  // namespace

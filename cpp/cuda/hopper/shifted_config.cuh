@@ -42,6 +42,13 @@ struct ShiftedConfig {
   static constexpr int kTileBytes = 64 * kLdC * 4;          // the (64, N) float epilogue tile, over the ring
   static constexpr int kWgBytes = kRingBytes > kTileBytes ? kRingBytes : kTileBytes;
   static constexpr int kSmemBytes = kWeightBytes + kWarpgroups * kWgBytes;
+  // The weights' prologue (shifted_weights.cuh) stages (output, input channel) rows of 27 taps
+  // in the warpgroups' space, in as few passes of a power-of-two number of rows as fit it.
+  static constexpr int kWeightRows = kM * kCin;
+  static constexpr int kWeightPasses = kWeightRows * kTaps * int(sizeof(Op)) <= kWarpgroups * kWgBytes ? 1
+                                       : kWeightRows * kTaps * int(sizeof(Op)) <= 2 * kWarpgroups * kWgBytes ? 2 : 4;
+  static constexpr int kPassRows = kWeightRows / kWeightPasses;
+  static_assert(kPassRows * kTaps * int(sizeof(Op)) <= kWarpgroups * kWgBytes, "a pass's rows fit the staging space");
   static constexpr int kUnits = kPositions * kChunks;       // (position, 16-byte chunk) units per plane
   static constexpr int kUnitsPerThread = kUnits / 128;
   static_assert(kUnits % 128 == 0 && kN % 8 == 0 && kN <= 256, "kW: a multiple of 8, at most 128");

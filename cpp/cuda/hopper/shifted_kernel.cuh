@@ -1,10 +1,9 @@
 #pragma once
 // The shifted-plane Hopper kernel (C_in = 16, C_out <= 64, k = 3, q_in <= kW): conv3d as an
-// implicit GEMM with no gather. Routed for bf16 and fp16 data only (shifted_rule.h): its TF32
-// form ran at v49's level in the lab (BENCHMARKS.md, session 31 lab), its autocast form (float32
-// data, 16-bit operands) slower than v49's in the package (v50). The GEMM is
-// transposed: M = the 64 output channels (A = the weights, laid out once per CTA), N = two
-// output rows x kW positions (B = the input plane).
+// implicit GEMM with no gather. Routed for 16-bit operands (bf16 / fp16 data and autocast) and
+// for TF32 below q_in = 64 (shifted_rule.h; at 64 it ties with v49's kernel: BENCHMARKS.md v51). The
+// GEMM is transposed: M = the 64 output channels (A = the weights, laid out once per CTA by
+// shifted_weights.cuh), N = two output rows x kW positions (B = the input plane).
 // A ring slot holds one input plane's 4 rows in a swizzled K-major layout (a row of the layout =
 // one position's 16 channels), so tap (kr, kp, kq)'s B operand is slot kr's plane at a start
 // kp * kW + kq positions on: 27 taps x kKSteps wgmma 64 x 2kW per output plane read both
@@ -17,7 +16,8 @@
 // accumulator's registers; the epilogue adds the bias, moves the (64, N) tile into the ring
 // and runs the channel softmax one position per thread.
 // Columns past q_out (the ring's pitch is kW) are computed and never stored; a finite bias is
-// added once after the min, a non-finite one per plane (so Inf - Inf gives eager's NaN).
+// added once after the min, and a CTA whose bias has a non-finite value adds it per plane (so
+// Inf - Inf gives eager's NaN).
 #include <cute/tensor.hpp>
 #include <cutlass/arch/barrier.h>
 #include <cutlass/array.h>
@@ -25,6 +25,7 @@
 #include "cuda/fused_math.cuh"
 #include "cuda/fused_params.h"
 #include "cuda/hopper/shifted_config.cuh"
+#include "cuda/hopper/shifted_weights.cuh"
 
 namespace fusedconv::fused::hopper {
 
@@ -43,23 +44,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   Op* sRing = reinterpret_cast<Op*>(sWg);             // (3 slots) x swizzled (positions, 16)
   float* sTile = reinterpret_cast<float*>(sWg);       // the epilogue's (64, kLdC) tile, over the ring
   const Element* x = static_cast<const Element*>(p.x);
-  const Element* w = static_cast<const Element*>(p.weight);
   const Element* bias = static_cast<const Element*>(p.bias);
   Element* y = static_cast<Element*>(p.y);
 
-  // Weights once per CTA, zero past C_out; the ring's slack rows (read only by columns past
-  // q_out) zeroed once.
-  for (int e = threadIdx.x; e < Cfg::kTaps * Cfg::kTapElems; e += Cfg::kThreads) {
-    const int ci = e % kCin, n = (e / kCin) % Cfg::kM, tap = e / Cfg::kTapElems;
-    const int kr = tap / 9, kp = tap / 3 % 3, kq = tap % 3;
-    sW[tap * Cfg::kTapElems + Cfg::swizzled(n, ci)] =
-        n < p.c_out ? to_mma<Op>(w[n * p.ws_n + ci * p.ws_c + kr * p.ws_r + kp * p.ws_p + kq * p.ws_q]) : Op(0.0f);
-  }
+  // Weights once per CTA (staged in the warpgroups' space, which they leave barrier-synced);
+  // then the ring's slack rows (read only by columns past q_out) zeroed once.
+  load_shifted_weights<Cfg>(p, sW, reinterpret_cast<Op*>(smem + Cfg::kWeightBytes));
   for (int e = wtid; e < Cfg::kSlots * Cfg::kSlack * kCin; e += 128) {
     const int s = e / (Cfg::kSlack * kCin), r = e % (Cfg::kSlack * kCin);
     sRing[s * Cfg::kSlotElems + Cfg::kPositions * kCin + r] = Op(0.0f);
   }
-  __syncthreads();
+  // With a finite bias, min over R of (conv + bias) = (min over R of conv) + bias exactly
+  // (rounding is monotone): the fold is one min.NaN per value and the bias waits for the
+  // epilogue. A non-finite one is added per plane (inf - inf is NaN), uniformly per CTA: a
+  // per-plane add on every problem cost 16 us of 148 at C_in = 16 (BENCHMARKS.md, v51).
+  static_assert(Cfg::kThreads >= Cfg::kM, "one thread per channel checks its bias");
+  const bool bias_nonfinite = bias != nullptr && int(threadIdx.x) < p.c_out && !isfinite(float(bias[threadIdx.x * p.bs_n]));
+  const bool bias_per_plane = __syncthreads_or(bias_nonfinite);
 
   // ---- MMA partitioning -------------------------------------------------------------------
   TiledMMA tiled_mma = make_tiled_mma(typename Cfg::MmaOp{});
@@ -75,15 +76,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   constexpr int kVals = decltype(size(tCcC))::value;
 
   // This thread's two channels (values v with (v / 2) % 2 = h are channel row h of the
-  // wgmma accumulator layout) and their biases: added after the min when finite, else in
-  // every plane.
-  float bias_end[2], bias_plane[2];
+  // wgmma accumulator layout) and their biases: per plane when bias_per_plane, else after
+  // the min.
+  float bias_n[2];
   CUTE_UNROLL
   for (int h = 0; h < 2; ++h) {
     const int n = get<0>(tCcC(2 * h));
-    const float b = bias != nullptr && n < p.c_out ? float(bias[n * p.bs_n]) : 0.0f;
-    bias_end[h] = isfinite(b) ? b : 0.0f;
-    bias_plane[h] = isfinite(b) ? 0.0f : b;
+    bias_n[h] = bias != nullptr && n < p.c_out ? float(bias[n * p.bs_n]) : 0.0f;
   }
 
   auto wg_sync = [&] { cutlass::arch::NamedBarrier::arrive_and_wait(128, wg); };
@@ -91,18 +90,27 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   // One plane's share of this thread: (position, 16-byte chunk of kE channels) units
   // u = i * 128 + wtid, so that a warp stores 512 contiguous (swizzled) bytes.
   // The raw values, converted only at the store: a conversion at the load would wait for the
-  // loads before the wgmmas are issued (package build, session 32: autocast 157 us, not 122;
-  // converting here, 151 in session 33, so the rule keeps autocast off this kernel).
+  // loads before the wgmmas are issued (package build, session 32: autocast 157 us, not 122).
+  // Each unit's address but the plane's offset is set once per item (unit_src).
   Element staged[Cfg::kUnitsPerThread][kE];
-  auto load_plane = [&](int b, int p0, int r) {
+  const Element* unit_src[Cfg::kUnitsPerThread];
+  bool unit_inside[Cfg::kUnitsPerThread];
+  auto start_item = [&](int b, int p0) {
     CUTE_UNROLL
     for (int i = 0; i < Cfg::kUnitsPerThread; ++i) {
       const int u = i * 128 + wtid, pos = u / Cfg::kChunks, chunk = u % Cfg::kChunks;
       const int row = p0 + pos / kW, q = pos % kW;
-      const bool inside = row < p.p_in && q < p.q_in;
-      const Element* src = x + b * p.xs_b + kE * chunk * p.xs_c + r * p.xs_r + row * p.xs_p + q;
+      unit_inside[i] = row < p.p_in && q < p.q_in;
+      unit_src[i] = x + b * p.xs_b + kE * chunk * p.xs_c + row * p.xs_p + q;
+    }
+  };
+  auto load_plane = [&](int r) {
+    const int64_t plane = r * p.xs_r;
+    CUTE_UNROLL
+    for (int i = 0; i < Cfg::kUnitsPerThread; ++i) {
+      const Element* src = unit_src[i] + plane;
       CUTE_UNROLL
-      for (int c = 0; c < kE; ++c) staged[i][c] = inside ? src[c * p.xs_c] : Element(0.0f);
+      for (int c = 0; c < kE; ++c) staged[i][c] = unit_inside[i] ? src[c * p.xs_c] : Element(0.0f);
     }
   };
   auto store_plane = [&](int slot) {
@@ -121,15 +129,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   for (int item = blockIdx.x * Cfg::kWarpgroups + wg; item < g.items; item += gridDim.x * Cfg::kWarpgroups) {
     const int b = item / g.pairs, p0 = 2 * (item % g.pairs);
     wg_sync();  // the previous item's epilogue is done with the ring
+    start_item(b, p0);
     for (int s = 0; s < Cfg::kSlots; ++s) {
-      load_plane(b, p0, s);
+      load_plane(s);
       store_plane(s);
     }
+    fill(tCrMin, INFINITY);
     cutlass::arch::fence_view_async_shared();  // generic-proxy writes -> wgmma reads
     wg_sync();
     for (int d = 0; d < r_out; ++d) {
       const bool more = d + Cfg::kSlots < p.r_in;
-      if (more) load_plane(b, p0, d + Cfg::kSlots);  // in flight under the wgmmas
+      if (more) load_plane(d + Cfg::kSlots);  // in flight under the wgmmas
       warpgroup_fence_operand(acc);
       warpgroup_arrive();
       CUTE_UNROLL
@@ -153,10 +163,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       warpgroup_commit_batch();
       warpgroup_wait<0>();
       warpgroup_fence_operand(acc);
-      CUTE_UNROLL
-      for (int v = 0; v < kVals; ++v) {
-        const float a = acc(v) + bias_plane[(v / 2) % 2];
-        tCrMin(v) = d == 0 || min_takes(a, tCrMin(v)) ? a : tCrMin(v);
+      if (bias_per_plane) {
+        CUTE_UNROLL
+        for (int v = 0; v < kVals; ++v) {
+          const float a = acc(v) + bias_n[(v / 2) % 2];
+          tCrMin(v) = min_takes(a, tCrMin(v)) ? a : tCrMin(v);
+        }
+      } else {
+        CUTE_UNROLL
+        for (int v = 0; v < kVals; ++v) tCrMin(v) = min_nan(tCrMin(v), acc(v));
       }
       if (more) {
         wg_sync();  // every warp's wgmmas are done with slot d % 3
@@ -171,8 +186,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     CUTE_UNROLL
     for (int v = 0; v < kVals; v += 2) {  // values v, v + 1: one channel, adjacent positions
       const int n = get<0>(tCcC(v)), pos = get<1>(tCcC(v));
-      *reinterpret_cast<float2*>(sTile + n * Cfg::kLdC + pos) =
-          make_float2(tCrMin(v) + bias_end[(v / 2) % 2], tCrMin(v + 1) + bias_end[(v / 2) % 2]);
+      const float b_end = bias_per_plane ? 0.0f : bias_n[(v / 2) % 2];
+      *reinterpret_cast<float2*>(sTile + n * Cfg::kLdC + pos) = make_float2(tCrMin(v) + b_end, tCrMin(v + 1) + b_end);
     }
     wg_sync();
     for (int pos = wtid; pos < Cfg::kN; pos += 128) {

@@ -1,6 +1,9 @@
-// Host side of the shifted-plane kernel: its rule (shifted_rule.h), one kernel per 16-bit data
-// type (bf16, fp16; autocast's float32 data stays on the other kernels), shared memory and grid.
-#include "cuda/hopper/wgmma_launch.cuh"  // sm_count (first: its driver typedefs need cuda.h's order)
+// Host side of the shifted-plane kernel: its rule (shifted_rule.h), one kernel per mode it
+// takes (bf16, fp16 data; autocast's float32 data with bf16 or fp16 operands; TF32), shared
+// memory and grid.
+#include <cstdint>
+
+#include "cuda/hopper/wgmma_launch.cuh"  // ModeTypes, sm_count (first: its driver typedefs need cuda.h's order)
 #include "cuda/hopper/shifted_kernel.cuh"
 #include "cuda/hopper/shifted_rule.h"
 #include "cuda/hopper/wgmma_entry.h"
@@ -15,7 +18,7 @@ bool launch_mode(const Params& p, int max_smem_bytes, int sms, cudaStream_t stre
   using T = ModeTypes<kMode>;
   using Cfg = ShiftedConfig<typename T::Element, typename T::ValA, 64>;
   if (Cfg::kSmemBytes > max_smem_bytes) return false;
-  const int pairs = (p.p_out + 1) / 2;
+  const int pairs = shifted_row_pairs(p.p_out);
   const ShiftedGeometry g{pairs, p.batch * pairs};
   constexpr auto kernel = shifted_conv_min_softmax_kernel<Cfg>;
   *err = allow_dynamic_smem<kernel>(Cfg::kSmemBytes);
@@ -30,17 +33,21 @@ bool launch_mode(const Params& p, int max_smem_bytes, int sms, cudaStream_t stre
 }  // namespace
 
 bool launch_shifted(const Params& p, Mode mode, int max_smem_bytes, cudaStream_t stream, cudaError_t* err) {
-  const int sms = sm_count();
-  const bool sixteen_bit_data = mode == Mode::kBF16 || mode == Mode::kFP16;
-  const ShiftedCase c{sixteen_bit_data, p.argmin != nullptr, p.xs_q == 1, p.c_in, p.c_out,
+  const bool sixteen_bit_operands = mode == Mode::kBF16 || mode == Mode::kFP16 || is_autocast_mode(mode);
+  const bool weight_block = reinterpret_cast<std::uintptr_t>(p.weight) % 16 == 0 &&
+                            weight_is_channel_major_block(p.c_in, p.k_r, p.k_p, p.k_q, p.ws_n, p.ws_c, p.ws_r,
+                                                          p.ws_p, p.ws_q);
+  const ShiftedCase c{sixteen_bit_operands, mode == Mode::kTF32, p.argmin != nullptr, p.xs_q == 1, weight_block, p.c_in, p.c_out,
                       p.k_r, p.k_p, p.k_q, p.q_in, p.p_out, p.batch};
+  if (!takes_shifted(c, 0)) return false;  // the shape alone first: other problems skip the device query
+  const int sms = sm_count();
   if (sms == 0 || !takes_shifted(c, sms)) return false;
   switch (mode) {
     case Mode::kBF16: return launch_mode<Mode::kBF16>(p, max_smem_bytes, sms, stream, err);
     case Mode::kFP16: return launch_mode<Mode::kFP16>(p, max_smem_bytes, sms, stream, err);
-    case Mode::kBF16F32:
-    case Mode::kFP16F32:
-    case Mode::kTF32:
+    case Mode::kBF16F32: return launch_mode<Mode::kBF16F32>(p, max_smem_bytes, sms, stream, err);
+    case Mode::kFP16F32: return launch_mode<Mode::kFP16F32>(p, max_smem_bytes, sms, stream, err);
+    case Mode::kTF32: return launch_mode<Mode::kTF32>(p, max_smem_bytes, sms, stream, err);
     case Mode::k3xTF32: break;
   }
   return false;

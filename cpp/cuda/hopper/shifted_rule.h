@@ -4,29 +4,60 @@
 //
 // Its ring row pitch is 64 positions and its M is 64 channels, so it pads Q to 64 and C_out to
 // 64: it takes q_in 49..64 and C_out 49..64 (at most 31% padding either way), C_in = 16 (one
-// swizzle row per position), k = 3 on every axis, bf16 or fp16 data (TF32 ran at v49's level in
-// the lab: its shared-memory wgmma chain runs at 70% of the TF32 rate; autocast's float32 data
-// ran slower in the package than the kernel it would replace: v50, below),
-// Q contiguous (its loads walk Q), no argmin (the forward's inference path), and at least one
-// item (batch index x output row pair) per warpgroup, 2 per SM: below that its per-item time
-// (all of R on one warpgroup) is unmeasured against the R-split kernels.
-// Lab (H200, session 31, µs, shifted / the package's autocast kernel at N = 64, C_in = 16, D =
-// 16, H = W = 64): B = 16, C_out = 64 122.1 / 133.2, C_out = 50 120.2 / 131.2, B = 8 68.3 /
-// 77.7, B = 32 223.6 / 243.1 (BENCHMARKS.md, "Session 31 lab"). In the package (session 33, the
-// target shape): bf16 data 135.0 against 147.4 µs, autocast 151.3 against 134.1 (v50).
+// swizzle row per position), k = 3 on every axis, 16-bit operands (bf16 / fp16 data, or
+// autocast's float32 data) and TF32 at q_in 49..63 (at 64 v49's kernel ties with it: 169.0
+// against 167.6 µs alone; at q_in = 57 that kernel takes 360.3), Q contiguous (its loads walk
+// Q), a weight that is one 16-byte-aligned block with the output channel outermost (its
+// prologue copies it by 16-byte loads; any order of the other axes, so dims 3 and 4 too), no
+// argmin (the forward's inference path), and at least one item (batch index x output row pair)
+// per SM: from B = 5 to 8 at the target shape (155 to 248 items, at most one per warpgroup)
+// the other kernels took 68-84 µs against its ~54, at B = 4 (124 items) autocast's 47.7.
+// H200, µs, the C_in = 16 target shape (B = 16, C_out = 64, D = 16, H = W = 64), v51
+// (BENCHMARKS.md): autocast 99.0, bf16 data 97.1 in the bench (v49's kernel 133.6, v50's form
+// of this one 134.5); TF32 167.6 alone.
+#include <cstdint>
 
 namespace fusedconv::fused::hopper {
 
 struct ShiftedCase {
-  bool sixteen_bit_data;  // bf16 or fp16 x (not autocast's float32 x)
+  bool sixteen_bit_operands;  // bf16 / fp16 data, or autocast's float32 data with bf16 / fp16 operands
+  bool tf32;                  // float32 data, "high" / "medium" precision
   bool argmin, q_contiguous;
+  bool weight_block;  // weight_is_channel_major_block(...)
   int c_in, c_out, k_r, k_p, k_q, q_in, p_out, batch;
 };
 
+// Work items per batch index: output row pairs.
+inline int shifted_row_pairs(int p_out) { return (p_out + 1) / 2; }
+
+// Whether a (c_out, c_in, k_r, k_p, k_q) weight with these element strides is one dense block
+// with the output channel outermost: the other four axes, in any order, tile ws_n elements.
+inline bool weight_is_channel_major_block(int c_in, int k_r, int k_p, int k_q, int64_t ws_n, int64_t ws_c,
+                                          int64_t ws_r, int64_t ws_p, int64_t ws_q) {
+  int64_t size[4] = {c_in, k_r, k_p, k_q}, stride[4] = {ws_c, ws_r, ws_p, ws_q};
+  for (int i = 1; i < 4; ++i) {  // by stride, axes of size 1 first (their stride is free)
+    for (int j = i; j > 0; --j) {
+      const bool swap = size[j] == 1 ? size[j - 1] != 1 : size[j - 1] != 1 && stride[j] < stride[j - 1];
+      if (!swap) break;
+      const int64_t s = size[j], t = stride[j];
+      size[j] = size[j - 1], stride[j] = stride[j - 1];
+      size[j - 1] = s, stride[j - 1] = t;
+    }
+  }
+  int64_t expect = 1;
+  for (int i = 0; i < 4; ++i) {
+    if (size[i] == 1) continue;
+    if (stride[i] != expect) return false;
+    expect *= size[i];
+  }
+  return ws_n == expect;
+}
+
 inline bool takes_shifted(const ShiftedCase& c, int sms) {
-  const long long items = static_cast<long long>(c.batch) * ((c.p_out + 1) / 2);
-  return c.sixteen_bit_data && !c.argmin && c.q_contiguous && c.c_in == 16 && c.k_r == 3 && c.k_p == 3 && c.k_q == 3 &&
-         c.c_out > 48 && c.c_out <= 64 && c.q_in > 48 && c.q_in <= 64 && items >= 2LL * sms;
+  const long long items = static_cast<long long>(c.batch) * shifted_row_pairs(c.p_out);
+  const bool operands = c.sixteen_bit_operands || (c.tf32 && c.q_in < 64);
+  return operands && !c.argmin && c.q_contiguous && c.weight_block && c.c_in == 16 && c.k_r == 3 && c.k_p == 3 &&
+         c.k_q == 3 && c.c_out > 48 && c.c_out <= 64 && c.q_in > 48 && c.q_in <= 64 && items >= sms;
 }
 
 }  // namespace fusedconv::fused::hopper

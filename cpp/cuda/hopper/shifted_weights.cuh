@@ -1,0 +1,69 @@
+#pragma once
+// The shifted-plane kernel's prologue step that lays out the weights as its A operand: 27 taps
+// of swizzled (64 output channels, 16 input channels) tiles, zero past C_out.
+// The weight is dense with the output channel outermost (shifted_rule.h: any order of the
+// other four axes, so dims 3 and 4's permuted strides too) and 16-byte aligned: a pass copies
+// output channels [n0, n0 + kPassRows / 16) as one block, 16-byte loads all in flight,
+// converted to the operand type, into a staging copy; then consecutive threads move
+// consecutive (output, input channel) rows of one tap from it into the tap's tile.
+// One element per thread straight into the tiles cost 21 µs (bf16) to 36 µs (float32
+// weights), and a warp per row of 27 taps still 11.5 µs, of a 109-127 µs kernel at C_in =
+// 16 (BENCHMARKS.md, v51).
+#include <cute/tensor.hpp>
+#include <cutlass/array.h>
+
+#include "cuda/fused_math.cuh"
+#include "cuda/fused_params.h"
+
+namespace fusedconv::fused::hopper {
+
+template <class Cfg>
+__device__ __forceinline__ void load_shifted_weights(const Params& p, typename Cfg::Op* sW, typename Cfg::Op* sStage) {
+  using Element = typename Cfg::Element;
+  using Op = typename Cfg::Op;
+  constexpr int kTaps = Cfg::kTaps, kRowElems = Cfg::kCin * kTaps;  // one output channel's weights
+  constexpr int kVec = 16 / int(sizeof(Element));                     // elements per 16-byte load
+  constexpr int kPassChannels = Cfg::kPassRows / Cfg::kCin, kPassElems = kPassChannels * kRowElems;
+  constexpr int kLoads = (kPassElems / kVec + Cfg::kThreads - 1) / Cfg::kThreads;
+  constexpr int kRowsPerThread = Cfg::kPassRows / Cfg::kThreads;
+  static_assert(kRowElems % kVec == 0 && Cfg::kPassRows % Cfg::kThreads == 0, "whole vectors, whole rows");
+  const Element* w = static_cast<const Element*>(p.weight);
+  const int ws_c = int(p.ws_c), ws_r = int(p.ws_r), ws_p = int(p.ws_p), ws_q = int(p.ws_q);  // < kRowElems
+  for (int pass = 0; pass < Cfg::kWeightPasses; ++pass) {
+    const int n0 = pass * kPassChannels;
+    const int live = cute::min(kPassElems, (p.c_out - n0) * kRowElems);  // elements past C_out are zero
+    cutlass::AlignedArray<Element, kVec> v[kLoads];
+    CUTE_UNROLL
+    for (int j = 0; j < kLoads; ++j) {
+      const int e = (threadIdx.x + j * Cfg::kThreads) * kVec;
+      if (e < live) v[j] = *reinterpret_cast<const cutlass::AlignedArray<Element, kVec>*>(w + int64_t(n0) * kRowElems + e);
+      else v[j].fill(Element(0.0f));
+    }
+    CUTE_UNROLL
+    for (int j = 0; j < kLoads; ++j) {
+      const int e = (threadIdx.x + j * Cfg::kThreads) * kVec;
+      if (e >= kPassElems) break;
+      cutlass::Array<Op, kVec> o;
+      CUTE_UNROLL
+      for (int c = 0; c < kVec; ++c) o[c] = to_mma<Op>(v[j][c]);
+      *reinterpret_cast<cutlass::Array<Op, kVec>*>(sStage + e) = o;
+    }
+    __syncthreads();
+    int stage_at[kRowsPerThread], tile_at[kRowsPerThread];  // this thread's rows (n, ci)
+    CUTE_UNROLL
+    for (int j = 0; j < kRowsPerThread; ++j) {
+      const int r = threadIdx.x + j * Cfg::kThreads, n = r / Cfg::kCin, ci = r % Cfg::kCin;
+      stage_at[j] = n * kRowElems + ci * ws_c;
+      tile_at[j] = Cfg::swizzled(n0 + n, ci);
+    }
+#pragma unroll 3
+    for (int tap = 0; tap < kTaps; ++tap) {
+      const int tap_at = (tap / 9) * ws_r + (tap / 3 % 3) * ws_p + (tap % 3) * ws_q;
+      CUTE_UNROLL
+      for (int j = 0; j < kRowsPerThread; ++j) sW[tap * Cfg::kTapElems + tile_at[j]] = sStage[stage_at[j] + tap_at];
+    }
+    __syncthreads();
+  }
+}
+
+}  // namespace fusedconv::fused::hopper
