@@ -15,7 +15,9 @@
 // H200, µs, the C_in = 16 target shape (B = 16, C_out = 64, D = 16, H = W = 64), v51
 // (BENCHMARKS.md): autocast 99.0, bf16 data 97.1 in the bench (v49's kernel 133.6, v50's form
 // of this one 134.5); TF32 167.6 alone.
+#include <algorithm>
 #include <cstdint>
+#include <utility>
 
 namespace fusedconv::fused::hopper {
 
@@ -34,21 +36,17 @@ inline int shifted_row_pairs(int p_out) { return (p_out + 1) / 2; }
 // with the output channel outermost: the other four axes, in any order, tile ws_n elements.
 inline bool weight_is_channel_major_block(int c_in, int k_r, int k_p, int k_q, int64_t ws_n, int64_t ws_c,
                                           int64_t ws_r, int64_t ws_p, int64_t ws_q) {
-  int64_t size[4] = {c_in, k_r, k_p, k_q}, stride[4] = {ws_c, ws_r, ws_p, ws_q};
-  for (int i = 1; i < 4; ++i) {  // by stride, axes of size 1 first (their stride is free)
-    for (int j = i; j > 0; --j) {
-      const bool swap = size[j] == 1 ? size[j - 1] != 1 : size[j - 1] != 1 && stride[j] < stride[j - 1];
-      if (!swap) break;
-      const int64_t s = size[j], t = stride[j];
-      size[j] = size[j - 1], stride[j] = stride[j - 1];
-      size[j - 1] = s, stride[j - 1] = t;
-    }
-  }
-  int64_t expect = 1;
+  const int64_t sizes[4] = {c_in, k_r, k_p, k_q}, strides[4] = {ws_c, ws_r, ws_p, ws_q};
+  std::pair<int64_t, int64_t> axes[4];  // (stride, size) of the axes longer than 1: their stride matters
+  int n = 0;
   for (int i = 0; i < 4; ++i) {
-    if (size[i] == 1) continue;
-    if (stride[i] != expect) return false;
-    expect *= size[i];
+    if (sizes[i] != 1) axes[n++] = {strides[i], sizes[i]};
+  }
+  std::sort(axes, axes + n);
+  int64_t expect = 1;  // dense: each axis steps over all the shorter-strided ones
+  for (int i = 0; i < n; ++i) {
+    if (axes[i].first != expect) return false;
+    expect *= axes[i].second;
   }
   return ws_n == expect;
 }
