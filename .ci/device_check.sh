@@ -2,7 +2,8 @@
 # The one script the lent GPU runs: build (sm_90a), all tests, compute-sanitizer, bench.
 # Full logs go to $OUT (8 files at most come back); a short summary is printed last.
 # QUICK=1 skips the batch sweep (SWEEP=1 keeps it) and the torch.compile rows; NO_BENCH=1 skips every benchmark;
-# FAST=1 runs only the CUDA kernel's tests of the pytest suite; PROFILE=1 adds an
+# FAST=1 runs only the CUDA kernel's tests of the pytest suite; ALL_TESTS=1 every test file in
+# either stage; SAN_PARTS / SAN_TOOLS narrow the sanitizer (below); PROFILE=1 adds an
 # Nsight Compute pass over the wgmma kernel (ncu.txt).
 # The whole check outgrew one 600 s device call (the build alone takes ~380 s), so it runs in
 # two stages on one build:
@@ -139,6 +140,7 @@ run_pytest() {  # log file, test files...
 TEST_FILES=""
 ! stage 1 || TEST_FILES="tests/test_cuda_forward.py"
 ! stage 2 || [ -n "${FAST:-}" ] || TEST_FILES="$TEST_FILES $(ls tests/test_*.py | grep -v test_cuda_forward.py)"
+[ -z "${ALL_TESTS:-}" ] || TEST_FILES=$(ls tests/test_*.py)  # e.g. STAGE=2 on a package built elsewhere
 run_pytest "$OUT/pytest.log" $TEST_FILES || FAILED_STEPS="$FAILED_STEPS pytest"
 
 wait "$SAN_PID"

@@ -1,7 +1,8 @@
 """The shifted-plane kernel (cpp/cuda/hopper/shifted_kernel.cuh, rule in shifted_rule.h):
-16-bit operands (bf16 or fp16 data, or autocast's float32 data) and TF32 below q_in = 64, at
-C_in = 16, C_out and q_in 49..64, k = 3, Q contiguous, a weight that is one 16-byte-aligned
-channel-major block, no argmin, at least one work item (batch index x 2 output rows) per SM.
+16-bit operands (bf16 or fp16 data, or autocast's float32 data) and TF32, at C_in = 16, C_out
+33..64, q_in 49..64, k = 3, Q contiguous, a weight that is one 16-byte-aligned channel-major block,
+a batch index within 32-bit offsets, no argmin, at least one work item (batch index x 2 output
+rows) per SM.
 Each test proves by the kernel's name which kernel ran, and compares with float64 on fresh
 random inputs (the values the kernel's operands hold)."""
 from __future__ import annotations
@@ -42,8 +43,11 @@ MODES = {
 # (B, C_out, D, H, W), C_in = 16, k = 3: the C_in = 16 target shape; C_out = 50 at q_in = 57
 # with an odd p_out (a last pair of one row) and 299 items (persistent: 2 or 3 per warpgroup);
 # C_out = 49 at 270 items; one output plane (D = 3) at q_in = 49; 155 items (B = 5: at most
-# one per warpgroup) at q_in = 63.
-CASES = [(16, 64, 16, 64, 64), (23, 50, 5, 27, 57), (9, 49, 4, 61, 64), (70, 64, 3, 9, 49), (5, 64, 4, 64, 63)]
+# one per warpgroup) at q_in = 63. 299 items on 132 CTAs give some CTAs' warpgroups 3 and 2
+# items (ping-pong past the other's last plane); D = 3 and 4 have one and two output planes.
+# C_out = 33 and 48: 31 and 16 padded channels.
+CASES = [(16, 64, 16, 64, 64), (23, 50, 5, 27, 57), (9, 49, 4, 61, 64), (70, 64, 3, 9, 49), (5, 64, 4, 64, 63),
+         (11, 33, 6, 25, 60), (6, 48, 5, 50, 52)]
 IDS = ["x".join(map(str, c)) for c in CASES]
 
 
@@ -57,11 +61,6 @@ def _context(mode):
     if mode == "high":
         return float32_precision("high")
     return torch.autocast("cuda", dtype=operand) if data != operand else contextlib.nullcontext()
-
-
-def _taken(mode, q_in):
-    """Whether the rule routes this mode at this width (TF32: below q_in = 64)."""
-    return mode != "high" or q_in < 64
 
 
 def _run(x, w, b, dim=2):
@@ -96,7 +95,7 @@ def _reference_err(mode, y, x, w, b, dim=2):
 def test_matches_float64(mode, case, dist):
     x, w, b = _inputs(case, mode, dist)
     y, ran = _forward(mode, x, w, b)
-    assert ran == _taken(mode, case[-1])
+    assert ran
     assert y.dtype == MODES[mode][0] and y.is_contiguous()
     assert _reference_err(mode, y, x, w, b) <= TOL
     assert torch.equal(y, _forward(mode, x, w, b)[0])  # run to run
@@ -137,10 +136,10 @@ def test_weight_layouts(mode):
 
 
 def test_routing_edges():
-    """Just outside the rule: C_out = 48, q_in = 48 and 65, C_in = 15, too few items; 3xTF32,
-    and B = 4 (124 items) under autocast. (TF32 at q_in = 64: test_matches_float64.)"""
-    for batch, c_in, c_out, h, w_in in [(16, 16, 48, 24, 64), (16, 16, 64, 24, 48), (16, 16, 64, 24, 65),
-                                        (16, 15, 64, 24, 64), (2, 16, 64, 24, 64)]:
+    """Just outside the rule: C_out = 32 and 65, q_in = 48 and 65, C_in = 15, too few items;
+    3xTF32, and B = 4 (124 items) under autocast. (TF32 at q_in = 64: test_matches_float64.)"""
+    for batch, c_in, c_out, h, w_in in [(16, 16, 32, 24, 64), (16, 16, 65, 24, 64), (16, 16, 64, 24, 48),
+                                        (16, 16, 64, 24, 65), (16, 15, 64, 24, 64), (2, 16, 64, 24, 64)]:
         x, w, b = make_inputs((batch, c_in, c_out, 4, h, w_in, 3, 3, 3), dtype=torch.bfloat16, device="cuda")
         y, ran = _forward("bf16", x, w, b)
         assert not ran and _reference_err("bf16", y, x, w, b) <= TOL, (batch, c_in, c_out, h, w_in)
@@ -192,10 +191,13 @@ def test_backward_recomputes_elsewhere():
         assert rel_err(got, want) <= 5 * TOL
 
 
-@pytest.mark.skipif(
+BIG_GPU = pytest.mark.skipif(
     not torch.cuda.is_available() or torch.cuda.get_device_properties(0).total_memory < 40 * 2**30,
     reason="needs a GPU with 40 GB",
 )
+
+
+@BIG_GPU
 def test_input_over_2_pow_31_elements():
     """64-bit offsets: x has 2.2e9 elements; the last batch indices against float64."""
     batch = 2**31 // (16 * 3 * 9 * 64) + 1
@@ -206,4 +208,25 @@ def test_input_over_2_pow_31_elements():
     assert ran
     assert _reference_err("bf16", y[-3:], x[-3:], w, b) <= TOL
     del x, y
+    torch.cuda.empty_cache()
+
+
+@BIG_GPU
+def test_batch_index_past_32_bit_offsets():
+    """A batch index whose elements span more than 2^31 (a channel stride of 1.5 x 2^27): the
+    kernel adds 32-bit offsets to one pointer per item, so the other kernels take it; the same
+    values contiguous (160 items) take the shifted kernel."""
+    batch, xs_c = 40, 2**27 + 2**24
+    storage = torch.randn(batch * 1728 + 15 * xs_c, device="cuda", dtype=torch.bfloat16)
+    x = storage.as_strided((batch, 16, 3, 9, 64), (1728, xs_c, 576, 64, 1))
+    _, w, b = _inputs((1, 64, 3, 9, 64), "bf16")
+    y, ran = _forward("bf16", x, w, b)
+    assert not ran
+    dense = x.contiguous()
+    del storage, x
+    y_dense, ran_dense = _forward("bf16", dense, w, b)
+    assert ran_dense
+    assert _reference_err("bf16", y, dense, w, b) <= TOL
+    assert _reference_err("bf16", y_dense, dense, w, b) <= TOL
+    del dense, y, y_dense
     torch.cuda.empty_cache()

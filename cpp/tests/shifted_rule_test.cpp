@@ -1,6 +1,7 @@
 // Where the shifted-plane kernel runs (cuda/hopper/shifted_rule.h): 16-bit operands (bf16 /
-// fp16 data or autocast) and TF32 below q_in = 64, forward only, C_in = 16, k = 3, C_out and
-// q_in 49..64, Q contiguous, a channel-major dense weight, one item per SM at least.
+// fp16 data or autocast) and TF32, forward only, C_in = 16, k = 3, C_out 33..64, q_in 49..64, Q
+// contiguous, a channel-major dense weight, 32-bit offsets within a batch index, one item per
+// SM at least.
 #include <gtest/gtest.h>
 
 #include "cuda/hopper/shifted_rule.h"
@@ -11,15 +12,15 @@ namespace {
 constexpr int kSms = 132;
 
 // The C_in = 16 target shape: B = 16, C_out = 64, H = W = 64 (31 row pairs).
-ShiftedCase target() { return {true, false, false, true, true, 16, 64, 3, 3, 3, 64, 62, 16}; }
+ShiftedCase target() { return {true, false, false, true, true, true, 16, 64, 3, 3, 3, 64, 62, 16}; }
 
 TEST(ShiftedRule, TakesTheTargetShape) { EXPECT_TRUE(takes_shifted(target(), kSms)); }
 
 TEST(ShiftedRule, EdgesOfChannelsAndWidth) {
-  for (int c_out : {48, 49, 64, 65}) {
+  for (int c_out : {32, 33, 48, 49, 64, 65}) {
     ShiftedCase c = target();
     c.c_out = c_out;
-    EXPECT_EQ(takes_shifted(c, kSms), c_out == 49 || c_out == 64) << c_out;
+    EXPECT_EQ(takes_shifted(c, kSms), c_out >= 33 && c_out <= 64) << c_out;
   }
   for (int q_in : {48, 49, 57, 64, 65}) {
     ShiftedCase c = target();
@@ -32,12 +33,13 @@ TEST(ShiftedRule, OnlySixteenBitOperandsForwardAtSixteenChannelsAndKThree) {
   ShiftedCase c = target();
   c.sixteen_bit_operands = false;  // 3xTF32
   EXPECT_FALSE(takes_shifted(c, kSms));
-  c.tf32 = true;  // TF32: below q_in = 64 only
+  c.tf32 = true;  // TF32, at every width the rule takes (v52: at 64 too)
+  for (int q_in : {49, 63, 64}) {
+    c.q_in = q_in;
+    EXPECT_TRUE(takes_shifted(c, kSms)) << q_in;
+  }
+  c.q_in = 65;
   EXPECT_FALSE(takes_shifted(c, kSms));
-  c.q_in = 63;
-  EXPECT_TRUE(takes_shifted(c, kSms));
-  c.q_in = 49;
-  EXPECT_TRUE(takes_shifted(c, kSms));
   c = target();
   c.argmin = true;  // the backward's recompute
   EXPECT_FALSE(takes_shifted(c, kSms));
@@ -46,6 +48,9 @@ TEST(ShiftedRule, OnlySixteenBitOperandsForwardAtSixteenChannelsAndKThree) {
   EXPECT_FALSE(takes_shifted(c, kSms));
   c = target();
   c.weight_block = false;  // a strided or misaligned weight
+  EXPECT_FALSE(takes_shifted(c, kSms));
+  c = target();
+  c.offsets_32bit = false;  // a batch index past 2^31 elements
   EXPECT_FALSE(takes_shifted(c, kSms));
   for (int c_in : {8, 15, 17, 32}) {
     c = target();
@@ -70,6 +75,20 @@ TEST(ShiftedRule, NeedsAnItemPerSm) {
   EXPECT_FALSE(takes_shifted(c, kSms));
   c.batch = 132;
   EXPECT_TRUE(takes_shifted(c, kSms));
+}
+
+TEST(ShiftedRule, OffsetsWithinABatchIndex) {
+  // Contiguous (16, D, H, W): the span is 16 * D * H * W plus three rows.
+  EXPECT_TRUE(offsets_fit_int32(16, 16, 64, 64, 16 * 64 * 64, 64 * 64, 64));
+  const int64_t d = 2048, hw = 64 * 64;  // 16 x 2048 x 64 x 64 = 2^27 elements: fits
+  EXPECT_TRUE(offsets_fit_int32(16, d, 64, 64, d * hw, hw, 64));
+  // One batch index of 2^31 elements (D = 32768) does not, nor a channel stride past 2^31 / 15.
+  EXPECT_FALSE(offsets_fit_int32(16, 16 * d, 64, 64, 16 * d * hw, hw, 64));
+  EXPECT_FALSE(offsets_fit_int32(16, 3, 9, 64, int64_t(1) << 28, 576, 64));
+  // The last representable span: (c_in - 1) xs_c + (r_in - 1) xs_r + (p_in + 3) xs_p + q_in.
+  const int64_t xs_c = (INT32_MAX - 64 - (2 * 576) - (12 * 64)) / 15;
+  EXPECT_TRUE(offsets_fit_int32(16, 3, 9, 64, xs_c, 576, 64));
+  EXPECT_FALSE(offsets_fit_int32(16, 3, 9, 64, xs_c + 1, 576, 64));
 }
 
 TEST(ShiftedRule, ChannelMajorWeightBlocks) {

@@ -39,8 +39,9 @@ struct ShiftedConfig {
   static constexpr int kWarpgroups = 2, kThreads = 128 * kWarpgroups;
   static constexpr int kRingBytes = kSlots * kSlotBytes;    // one warpgroup's ring
   static constexpr int kLdC = kN + 8;                       // epilogue tile pitch: 2 wavefronts per float2 store
-  static constexpr int kTileBytes = 64 * kLdC * 4;          // the (64, N) float epilogue tile, over the ring
-  static constexpr int kWgBytes = kRingBytes > kTileBytes ? kRingBytes : kTileBytes;
+  static constexpr int kTileBytes = 64 * kLdC * 4;          // the (64, N) float epilogue tile, over slots 1, 2
+  // Slot 0, then slots 1, 2 or the tile: slot 0 takes the next item's first plane during the epilogue.
+  static constexpr int kWgBytes = kSlotBytes + (2 * kSlotBytes > kTileBytes ? 2 * kSlotBytes : kTileBytes);
   static constexpr int kSmemBytes = kWeightBytes + kWarpgroups * kWgBytes;
   // The weights' prologue (shifted_weights.cuh) stages (output, input channel) rows of 27 taps
   // in the warpgroups' space, in as few passes of a power-of-two number of rows as fit it.

@@ -1,20 +1,21 @@
 #pragma once
 // The shifted-plane Hopper kernel (C_in = 16, C_out <= 64, k = 3, q_in <= kW): conv3d as an
 // implicit GEMM with no gather. Routed for 16-bit operands (bf16 / fp16 data and autocast) and
-// for TF32 below q_in = 64 (shifted_rule.h; at 64 it ties with v49's kernel: BENCHMARKS.md v51). The
-// GEMM is transposed: M = the 64 output channels (A = the weights, laid out once per CTA by
-// shifted_weights.cuh), N = two output rows x kW positions (B = the input plane).
+// for TF32 (shifted_rule.h). The GEMM is transposed: M = the 64 output channels (A = the
+// weights, laid out once per CTA by shifted_weights.cuh), N = two output rows x kW positions
+// (B = the input plane).
 // A ring slot holds one input plane's 4 rows in a swizzled K-major layout (a row of the layout =
 // one position's 16 channels), so tap (kr, kp, kq)'s B operand is slot kr's plane at a start
 // kp * kW + kq positions on: 27 taps x kKSteps wgmma 64 x 2kW per output plane read both
 // operands straight from shared memory, and no thread touches them in between.
 // CTA = two warpgroups, each on its own work items (batch index x 2 output rows; items
 // blockIdx.x * 2 + wg, + 2 * gridDim.x, ...) with its own ring of 3 planes and named barrier;
-// only the weights are shared. A plane loads through registers (16 channels x 4 rows x kW per
-// warpgroup): the next plane's loads are in flight under the current output plane's wgmmas and
-// land in the slot the output plane frees. The running min (torch.min's NaN rule) stays in the
-// accumulator's registers; the epilogue adds the bias, moves the (64, N) tile into the ring
-// and runs the channel softmax one position per thread.
+// only the weights are shared. They issue their planes' wgmmas in turn (ping-pong). A plane
+// loads through registers (16 channels x 4 rows x kW per warpgroup) about a plane ahead and is
+// stored into the slot its output plane's kr = 0 taps free, under that plane's other taps.
+// The running min (torch.min's NaN rule) stays in the accumulator's registers; the epilogue
+// adds the bias, moves the (64, N) tile into shared memory past slot 0 and runs the channel
+// softmax one position per thread, while the next item's first planes load.
 // Columns past q_out (the ring's pitch is kW) are computed and never stored; a finite bias is
 // added once after the min, and a CTA whose bias has a non-finite value adds it per plane (so
 // Inf - Inf gives eager's NaN).
@@ -42,18 +43,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int wg = threadIdx.x / 128, wtid = threadIdx.x % 128;
   char* sWg = smem + Cfg::kWeightBytes + wg * Cfg::kWgBytes;
   Op* sRing = reinterpret_cast<Op*>(sWg);             // (3 slots) x swizzled (positions, 16)
-  float* sTile = reinterpret_cast<float*>(sWg);       // the epilogue's (64, kLdC) tile, over the ring
+  float* sTile = reinterpret_cast<float*>(sWg + Cfg::kSlotBytes);  // the epilogue's (64, kLdC) tile, past slot 0
   const Element* x = static_cast<const Element*>(p.x);
   const Element* bias = static_cast<const Element*>(p.bias);
   Element* y = static_cast<Element*>(p.y);
 
-  // Weights once per CTA (staged in the warpgroups' space, which they leave barrier-synced);
-  // then the ring's slack rows (read only by columns past q_out) zeroed once.
-  load_shifted_weights<Cfg>(p, sW, reinterpret_cast<Op*>(smem + Cfg::kWeightBytes));
-  for (int e = wtid; e < Cfg::kSlots * Cfg::kSlack * kCin; e += 128) {
-    const int s = e / (Cfg::kSlack * kCin), r = e % (Cfg::kSlack * kCin);
-    sRing[s * Cfg::kSlotElems + Cfg::kPositions * kCin + r] = Op(0.0f);
-  }
   // With a finite bias, min over R of (conv + bias) = (min over R of conv) + bias exactly
   // (rounding is monotone): the fold is one min.NaN per value and the bias waits for the
   // epilogue. A non-finite one is added per plane (inf - inf is NaN), uniformly per CTA: a
@@ -91,55 +85,101 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   // u = i * 128 + wtid, so that a warp stores 512 contiguous (swizzled) bytes.
   // The raw values, converted only at the store: a conversion at the load would wait for the
   // loads before the wgmmas are issued (package build, session 32: autocast 157 us, not 122).
-  // Each unit's address but the plane's offset is set once per item (unit_src).
-  Element staged[Cfg::kUnitsPerThread][kE];
-  const Element* unit_src[Cfg::kUnitsPerThread];
-  bool unit_inside[Cfg::kUnitsPerThread];
-  auto start_item = [&](int b, int p0) {
-    CUTE_UNROLL
-    for (int i = 0; i < Cfg::kUnitsPerThread; ++i) {
-      const int u = i * 128 + wtid, pos = u / Cfg::kChunks, chunk = u % Cfg::kChunks;
-      const int row = p0 + pos / kW, q = pos % kW;
-      unit_inside[i] = row < p.p_in && q < p.q_in;
-      unit_src[i] = x + b * p.xs_b + kE * chunk * p.xs_c + row * p.xs_p + q;
-    }
+  //
+  // A thread's units share one chunk and sit kUnitStride positions apart, so that, with kW a
+  // multiple of kUnitStride, unit i is at a fixed (row, q) step from the thread's first: one
+  // pointer per item (item_src) and 32-bit offsets (rule: a batch index's span < 2^31), not a
+  // 64-bit pointer per (unit, channel), which took 64 registers.
+  constexpr int kUnitStride = 128 / Cfg::kChunks;
+  static_assert(kW % kUnitStride == 0, "a unit's row and q step are compile-time");
+  using Staged = Element[Cfg::kUnitsPerThread][kE];
+  Staged staged, staged2;  // planes in flight: the next one; at an item's start, also the third
+  const Element* item_src = x;
+  int row0 = 0;  // the item's first input row
+  const int thread_q = wtid / Cfg::kChunks, thread_chunk = wtid % Cfg::kChunks;
+  const int xs_c = int(p.xs_c), xs_p = int(p.xs_p), xs_r = int(p.xs_r);
+  auto start_item = [&](int item) {
+    const int b = item / g.pairs;
+    row0 = 2 * (item % g.pairs);
+    item_src = x + b * p.xs_b + kE * thread_chunk * p.xs_c + row0 * p.xs_p + thread_q;
   };
-  auto load_plane = [&](int r) {
-    const int64_t plane = r * p.xs_r;
+  auto load_plane = [&](int r, Staged& dst) {
+    const Element* src = item_src + r * xs_r;
     CUTE_UNROLL
     for (int i = 0; i < Cfg::kUnitsPerThread; ++i) {
-      const Element* src = unit_src[i] + plane;
+      constexpr int kPerRow = kW / kUnitStride;
+      const int row = i / kPerRow, q = (i % kPerRow) * kUnitStride;
+      const bool inside = row0 + row < p.p_in && thread_q + q < p.q_in;
       CUTE_UNROLL
-      for (int c = 0; c < kE; ++c) staged[i][c] = unit_inside[i] ? src[c * p.xs_c] : Element(0.0f);
+      for (int c = 0; c < kE; ++c) dst[i][c] = inside ? src[c * xs_c + row * xs_p + q] : Element(0.0f);
     }
   };
-  auto store_plane = [&](int slot) {
+  auto store_plane = [&](int slot, const Staged& src) {
     CUTE_UNROLL
     for (int i = 0; i < Cfg::kUnitsPerThread; ++i) {
-      const int u = i * 128 + wtid, pos = u / Cfg::kChunks, chunk = u % Cfg::kChunks;
+      const int pos = i * kUnitStride + thread_q, chunk = thread_chunk;
       cutlass::AlignedArray<Op, kE> v;  // 16 bytes
       CUTE_UNROLL
-      for (int c = 0; c < kE; ++c) v[c] = to_mma<Op>(staged[i][c]);
+      for (int c = 0; c < kE; ++c) v[c] = to_mma<Op>(src[i][c]);
       *reinterpret_cast<uint4*>(sRing + slot * Cfg::kSlotElems + Cfg::swizzled(pos, kE * chunk)) =
           reinterpret_cast<const uint4&>(v);
     }
   };
-
-  const int r_out = p.r_out;
-  for (int item = blockIdx.x * Cfg::kWarpgroups + wg; item < g.items; item += gridDim.x * Cfg::kWarpgroups) {
-    const int b = item / g.pairs, p0 = 2 * (item % g.pairs);
-    wg_sync();  // the previous item's epilogue is done with the ring
-    start_item(b, p0);
-    for (int s = 0; s < Cfg::kSlots; ++s) {
-      load_plane(s);
-      store_plane(s);
-    }
-    fill(tCrMin, INFINITY);
+  // An item's planes 0, 1, 2 start in slots 0, 1, 2: plane 0 goes into slot 0, which the
+  // epilogue's tile leaves free, and planes 1 and 2 are loaded, while the previous item's
+  // epilogue runs (first_planes); they are stored after it (rest_of_ring).
+  auto first_planes = [&] {  // staged: plane 0
+    store_plane(0, staged);
+    load_plane(1, staged);
+    load_plane(2, staged2);
+  };
+  auto rest_of_ring = [&] {
+    store_plane(1, staged);
+    store_plane(2, staged2);
+    if (Cfg::kSlots < p.r_in) load_plane(Cfg::kSlots, staged);  // in flight under plane 0's taps
     cutlass::arch::fence_view_async_shared();  // generic-proxy writes -> wgmma reads
     wg_sync();
+  };
+
+  // Ping-pong: the two warpgroups issue their planes' wgmmas in turn (A0 B0 A1 B1 ..., by two
+  // named barriers, until one runs out), so that one drains, folds and stores while the
+  // tensor cores run the other's: TF32 161.3 -> 150.9 us at C_in = 16 (BENCHMARKS.md, v52).
+  const int r_out = p.r_out, wg_stride = gridDim.x * Cfg::kWarpgroups;
+  auto items_of = [&](int w) {
+    const int first = blockIdx.x * Cfg::kWarpgroups + w;
+    return first < g.items ? (g.items - first + wg_stride - 1) / wg_stride : 0;
+  };
+  const int other_chains = items_of(wg ^ 1) * r_out;
+  int chain = 0;
+
+  int item = blockIdx.x * Cfg::kWarpgroups + wg;
+  if (item < g.items) {  // the first plane's loads fly under the weights' prologue
+    start_item(item);
+    load_plane(0, staged);
+  }
+  // Weights once per CTA (staged in the warpgroups' space, which they leave barrier-synced);
+  // then the ring's slack rows (read only by columns past q_out) zeroed once.
+  load_shifted_weights<Cfg>(p, sW, reinterpret_cast<Op*>(smem + Cfg::kWeightBytes));
+  for (int e = wtid; e < Cfg::kSlots * Cfg::kSlack * kCin; e += 128) {
+    const int s = e / (Cfg::kSlack * kCin), r = e % (Cfg::kSlack * kCin);
+    sRing[s * Cfg::kSlotElems + Cfg::kPositions * kCin + r] = Op(0.0f);
+  }
+  if (item < g.items) first_planes();
+
+  for (; item < g.items; item += wg_stride) {
+    const int b = item / g.pairs, p0 = 2 * (item % g.pairs);
+    const bool has_next = item + wg_stride < g.items;
+    wg_sync();  // the previous item's epilogue is done with its tile
+    rest_of_ring();
+    fill(tCrMin, INFINITY);
     for (int d = 0; d < r_out; ++d) {
-      const bool more = d + Cfg::kSlots < p.r_in;
-      if (more) load_plane(d + Cfg::kSlots);  // in flight under the wgmmas
+      // Plane d + 3 replaces plane d in slot d % 3, which only the kr = 0 taps read: they go in
+      // a wgmma group of their own, and the store waits for that group alone, so that it runs
+      // under the kr = 1, 2 taps; plane d + 4's loads (or the next item's plane 0) then fly
+      // under the rest of this plane.
+      const bool refill = d + Cfg::kSlots < p.r_in;
+      if (wg == 0 ? chain >= 1 && chain - 1 < other_chains : chain < other_chains)
+        cutlass::arch::NamedBarrier::sync(256, 2 + wg);  // the other warpgroup's previous plane is issued
       warpgroup_fence_operand(acc);
       warpgroup_arrive();
       CUTE_UNROLL
@@ -159,8 +199,24 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
             }
           }
         }
+        if (kr == 0) warpgroup_commit_batch();
       }
       warpgroup_commit_batch();
+      if (wg == 0 ? chain < other_chains : chain + 1 < other_chains)
+        cutlass::arch::NamedBarrier::arrive(256, 3 - wg);  // this plane is issued: the other's turn
+      ++chain;
+      if (refill) {
+        warpgroup_wait<1>();  // this warp's kr = 0 taps are done
+        wg_sync();            // every warp's: slot d % 3 is free
+        store_plane(d % Cfg::kSlots, staged);
+        cutlass::arch::fence_view_async_shared();
+      }
+      if (d + Cfg::kSlots + 1 < p.r_in) {
+        load_plane(d + Cfg::kSlots + 1, staged);
+      } else if (d == cute::max(0, r_out - 2) && has_next) {  // staged is free from here on
+        start_item(item + wg_stride);
+        load_plane(0, staged);
+      }
       warpgroup_wait<0>();
       warpgroup_fence_operand(acc);
       if (bias_per_plane) {
@@ -173,16 +229,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         CUTE_UNROLL
         for (int v = 0; v < kVals; ++v) tCrMin(v) = min_nan(tCrMin(v), acc(v));
       }
-      if (more) {
-        wg_sync();  // every warp's wgmmas are done with slot d % 3
-        store_plane(d % Cfg::kSlots);
-        cutlass::arch::fence_view_async_shared();
-        wg_sync();
-      }
+      if (refill) wg_sync();  // plane d + 3 is in slot d % 3 before plane d + 1's taps read it
     }
 
-    // ---- Epilogue: (min + bias) tile into the ring, then the softmax of one position per thread.
+    // ---- Epilogue: (min + bias) tile past slot 0, then the softmax of one position per thread;
+    // meanwhile the next item's plane 0 goes into slot 0 and its planes 1, 2 load.
     wg_sync();  // (no wgmma reads the ring any more)
+    if (has_next) first_planes();
     CUTE_UNROLL
     for (int v = 0; v < kVals; v += 2) {  // values v, v + 1: one channel, adjacent positions
       const int n = get<0>(tCcC(v)), pos = get<1>(tCcC(v));
