@@ -3,20 +3,18 @@
 // so that ctest checks it (cpp/tests/shifted_rule_test.cpp); shifted_launch.cu applies it.
 //
 // Its ring row pitch is 64 positions and its M is 64 channels, so it pads Q to 64 and C_out to
-// 64: it takes q_in 49..64 (at most 31% padding) and C_out 33..64 (at C_out 33..48 it still
-// beat the channel-group kernels: TF32 140-150 against 167.5 µs, 16-bit 84-94 against 132-137,
-// v52's lab with a slower epilogue, BENCHMARKS.md), C_in = 16 (one
-// swizzle row per position), k = 3 on every axis, 16-bit operands (bf16 / fp16 data, or
+// 64: it takes q_in 49..64 (at most 31% padding) and C_out 33..64 (at C_out = 48 it still beats
+// the channel-group kernels: TF32 136.2 against 167.5 µs, bf16 77.1 against 136.9), C_in = 16
+// (one swizzle row per position), k = 3 on every axis, 16-bit operands (bf16 / fp16 data, or
 // autocast's float32 data) and TF32, Q contiguous (its loads walk Q), a weight that is one
 // 16-byte-aligned block with the output channel outermost (its prologue copies it by 16-byte
 // loads; any order of the other axes, so dims 3 and 4 too), a batch index whose elements lie
 // within 32-bit offsets of its first (its loads add 32-bit offsets to one pointer per item), no
 // argmin (the forward's inference path), and at least one item (batch index x output row pair)
 // per SM: from B = 5 to 8 at the target shape (155 to 248 items, at most one per warpgroup)
-// the other kernels took 68-84 µs against its ~54, at B = 4 (124 items) autocast's 47.7.
-// H200, µs, the C_in = 16 target shape (B = 16, C_out = 64, D = 16, H = W = 64), the kernel
-// alone (BENCHMARKS.md, v52): TF32 138.7 (v49's kernel 168.5 in the bench), autocast 83.1,
-// bf16 data 80.4.
+// the other kernels took 68-84 µs against its ~54 (v51), at B = 4 (124 items) autocast's 47.7.
+// H200, the C_in = 16 target shape (B = 16, C_out = 64, D = 16, H = W = 64) in the bench
+// (BENCHMARKS.md, v52): TF32 139.4 µs (v49's kernel 168.5), autocast 82.7, bf16 data 80.3.
 #include <algorithm>
 #include <cstdint>
 #include <utility>
@@ -64,8 +62,8 @@ inline bool offsets_fit_int32(int c_in, int r_in, int p_in, int q_in, int64_t xs
 inline bool takes_shifted(const ShiftedCase& c, int sms) {
   const long long items = static_cast<long long>(c.batch) * shifted_row_pairs(c.p_out);
   return (c.sixteen_bit_operands || c.tf32) && !c.argmin && c.q_contiguous && c.weight_block && c.offsets_32bit &&
-         c.c_in == 16 && c.k_r == 3 && c.k_p == 3 &&
-         c.k_q == 3 && c.c_out > 32 && c.c_out <= 64 && c.q_in > 48 && c.q_in <= 64 && items >= sms;
+         c.c_in == 16 && c.k_r == 3 && c.k_p == 3 && c.k_q == 3 && c.c_out > 32 && c.c_out <= 64 && c.q_in > 48 &&
+         c.q_in <= 64 && items >= sms;
 }
 
 }  // namespace fusedconv::fused::hopper
