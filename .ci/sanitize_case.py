@@ -117,14 +117,15 @@ def run_grids(grids):
                 print("large grid", x_shape, dtype, prec, dim, path, flush=True)
 
 
-# The shifted-plane kernel (16-bit operands and TF32, C_in = 16, C_out 33..64, W 49..64, an
-# item per warpgroup): one output plane at W = 49 on 280 items (persistent: up to 2 per
-# warpgroup, the last pair of each plane one row), C_out = 49 at W = 64 (the ring's whole
-# pitch) over two planes, and C_out = 33 on 299 items (a CTA whose warpgroups take 2 and 1
-# items: ping-pong past the other's last plane); bf16 data, float32 data under autocast (its
-# prologue converts the weights) and TF32.
+# The shifted-plane kernel (16-bit operands and TF32, C_in = 16, C_out 17 / 33..64, W 49..64, an
+# item per warpgroup; clusters of 2 share the weights' prologue): one output plane at W = 49 on
+# 280 items (persistent: up to 2 per warpgroup, the last pair of each plane one row), C_out =
+# 49 at W = 64 (the ring's whole pitch) over two planes, C_out = 33 on 299 items (a CTA whose
+# warpgroups take 2 and 1 items: ping-pong past the other's last plane), and C_out = 17 (16-bit
+# only) on 135 items (68 CTAs: a cluster's second CTA with one item); bf16 data, float32 data
+# under autocast (its prologue converts the weights) and TF32.
 def run_shifted():
-    for bsz, cout, d, h, w in ((70, 64, 3, 9, 49), (9, 49, 4, 61, 64), (23, 33, 4, 27, 57)):
+    for bsz, cout, d, h, w in ((70, 64, 3, 9, 49), (9, 49, 4, 61, 64), (23, 33, 4, 27, 57), (15, 17, 3, 19, 50)):
         x = torch.randn(bsz, 16, d, h, w, device="cuda")
         wt = torch.randn(cout, 16, 3, 3, 3, device="cuda")
         b = torch.randn(cout, device="cuda")

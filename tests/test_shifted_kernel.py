@@ -1,6 +1,6 @@
 """The shifted-plane kernel (cpp/cuda/hopper/shifted_kernel.cuh, rule in shifted_rule.h):
-16-bit operands (bf16 or fp16 data, or autocast's float32 data) and TF32, at C_in = 16, C_out
-33..64, q_in 49..64, k = 3, Q contiguous, a weight that is one 16-byte-aligned channel-major block,
+16-bit operands (bf16 or fp16 data, or autocast's float32 data; C_out 17..64) and TF32 (C_out
+33..64), at C_in = 16, q_in 49..64, k = 3, Q contiguous, a weight that is one 16-byte-aligned channel-major block,
 a batch index within 32-bit offsets, no argmin, at least one work item (batch index x 2 output
 rows) per SM.
 Each test proves by the kernel's name which kernel ran, and compares with float64 on fresh
@@ -103,6 +103,21 @@ def test_matches_float64(mode, case, dist):
         assert torch.ops.fusedconv.kernel_path(x, w, b, 2) == MODES[mode][2]
 
 
+SIXTEEN_BIT = [m for m in MODES if m != "high"]
+
+
+@pytest.mark.parametrize("case", [(19, 17, 5, 30, 61), (8, 24, 4, 64, 64), (14, 32, 6, 21, 50)],
+                         ids=["17", "24", "32"])
+@pytest.mark.parametrize("mode", list(MODES))
+def test_narrow_channels(mode, case):
+    """C_out 17..32: 16-bit operands take it (fewer than half of M's 64 rows live), TF32 leaves it
+    to the channel-group kernels (which were faster there, BENCHMARKS.md v53)."""
+    x, w, b = _inputs(case, mode, "rand")
+    y, ran = _forward(mode, x, w, b)
+    assert ran == (mode in SIXTEEN_BIT)
+    assert _reference_err(mode, y, x, w, b) <= TOL
+
+
 @pytest.mark.parametrize("mode", list(MODES))
 def test_views_without_copies(mode):
     """Strided views it takes (a channel slice, a misaligned base, dim = 3 with Q = W still
@@ -136,9 +151,10 @@ def test_weight_layouts(mode):
 
 
 def test_routing_edges():
-    """Just outside the rule: C_out = 32 and 65, q_in = 48 and 65, C_in = 15, too few items;
-    3xTF32, and B = 4 (124 items) under autocast. (TF32 at q_in = 64: test_matches_float64.)"""
-    for batch, c_in, c_out, h, w_in in [(16, 16, 32, 24, 64), (16, 16, 65, 24, 64), (16, 16, 64, 24, 48),
+    """Just outside the rule: C_out = 16 and 65, q_in = 48 and 65, C_in = 15, too few items;
+    3xTF32, and B = 4 (124 items) under autocast. (TF32 at q_in = 64: test_matches_float64; TF32
+    at C_out = 32: test_narrow_channels.)"""
+    for batch, c_in, c_out, h, w_in in [(16, 16, 16, 24, 64), (16, 16, 65, 24, 64), (16, 16, 64, 24, 48),
                                         (16, 16, 64, 24, 65), (16, 15, 64, 24, 64), (2, 16, 64, 24, 64)]:
         x, w, b = make_inputs((batch, c_in, c_out, 4, h, w_in, 3, 3, 3), dtype=torch.bfloat16, device="cuda")
         y, ran = _forward("bf16", x, w, b)

@@ -39,6 +39,9 @@ using Op = cutlass::bfloat16_t;
 #endif
 template <class T> double rounded(T v) { if constexpr (H_TF32) return double(float(v)); else return double(float(cutlass::bfloat16_t(float(v)))); }
 using Cfg = ShiftedConfig<Element, Op, 64>;
+template <class C> constexpr int cluster_ctas() {
+  if constexpr (requires { C::kClusterCtas; }) return C::kClusterCtas; else return 1;
+}
 int main(int argc, char** argv) {
   const int B = atoi(argv[1]), C_out = atoi(argv[2]), D = atoi(argv[3]), H = atoi(argv[4]);
   const bool check = argc > 5 && std::string(argv[5]) == "check";
@@ -69,12 +72,19 @@ int main(int argc, char** argv) {
   CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
   cudaFuncAttributes attr; CK(cudaFuncGetAttributes(&attr, kernel));
   int sms = 0; CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  const int grid = std::min(sms, (g.items + 1) / 2);
+  int grid = std::min(sms, (g.items + 1) / 2), cluster = 1, clusters = 0;
+  if constexpr (cluster_ctas<Cfg>() > 1) {  // whole clusters (v53), at most one wave of them
+    cluster = cluster_ctas<Cfg>();
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(sms); config.blockDim = dim3(Cfg::kThreads); config.dynamicSmemBytes = Cfg::kSmemBytes;
+    CK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
+    grid = std::min((grid + cluster - 1) / cluster, clusters) * cluster;
+  }
   auto launch = [&](int c) { p.x = dx + size_t(c % copies) * nx; kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes>>>(p, g); };
   launch(0); CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
   const double us = median_launch_us(launch);
-  printf("%s B=%d C_out=%d D=%d H=%d: %.1f us  regs %d spill %zu  grid %d items %d\n", H_NAME, B, C_out, D, H,
-         us, attr.numRegs, attr.localSizeBytes, grid, g.items);
+  printf("%s B=%d C_out=%d D=%d H=%d: %.1f us  regs %d spill %zu  grid %d items %d  cluster %d (%d resident)\n", H_NAME,
+         B, C_out, D, H, us, attr.numRegs, attr.localSizeBytes, grid, g.items, cluster, clusters);
   if (check) {
     launch(0); CK(cudaDeviceSynchronize());
     std::vector<Element> hy(ny);

@@ -2,7 +2,7 @@
 // The shifted-plane Hopper kernel (C_in = 16, C_out <= 64, k = 3, q_in <= kW): conv3d as an
 // implicit GEMM with no gather. Routed for 16-bit operands (bf16 / fp16 data and autocast) and
 // for TF32 (shifted_rule.h). The GEMM is transposed: M = the 64 output channels (A = the
-// weights, laid out once per CTA by shifted_weights.cuh), N = two output rows x kW positions
+// weights, laid out once per CTA, by a cluster's CTAs together: shifted_weights.cuh), N = two output rows x kW positions
 // (B = the input plane).
 // A ring slot holds one input plane's 4 rows in a swizzled K-major layout (a row of the layout =
 // one position's 16 channels), so tap (kr, kp, kq)'s B operand is slot kr's plane at a start
@@ -31,10 +31,11 @@
 namespace fusedconv::fused::hopper {
 
 template <class Cfg>
-__global__ void __launch_bounds__(Cfg::kThreads, 1)
+__global__ void __cluster_dims__(Cfg::kClusterCtas, 1, 1) __launch_bounds__(Cfg::kThreads, 1)
     shifted_conv_min_softmax_kernel(const Params p, const ShiftedGeometry g) {
 #if defined(CUTE_ARCH_MMA_SM90A_ENABLED)
   using namespace cute;
+  cluster_arrive_relaxed();  // the weights' prologue waits for the peers before it writes their tiles
   using Element = typename Cfg::Element;
   using Op = typename Cfg::Op;
   constexpr int kW = Cfg::kW, kCin = Cfg::kCin, kE = Cfg::kE;

@@ -3,8 +3,10 @@
 // so that ctest checks it (cpp/tests/shifted_rule_test.cpp); shifted_launch.cu applies it.
 //
 // Its ring row pitch is 64 positions and its M is 64 channels, so it pads Q to 64 and C_out to
-// 64: it takes q_in 49..64 (at most 31% padding) and C_out 33..64 (at C_out = 48 it still beats
-// the channel-group kernels: TF32 136.2 against 167.5 µs, bf16 77.1 against 136.9), C_in = 16
+// 64: it takes q_in 49..64 (at most 31% padding) and C_out 33..64 in TF32 (at C_out = 48 it still
+// beats the channel-group kernels: 136.2 against 167.5 µs; at 32 it lost, 131.9 against 106.5)
+// and 17..64 with 16-bit operands (bf16 at C_out = 48 77.1 against 136.9, at 32 / 24 / 17 74.5
+// / 73.5 / 72.1 against 100.6 / 89.6 / 89.5; C_out <= 16 unmeasured), C_in = 16
 // (one swizzle row per position), k = 3 on every axis, 16-bit operands (bf16 / fp16 data, or
 // autocast's float32 data) and TF32, Q contiguous (its loads walk Q), a weight that is one
 // 16-byte-aligned block with the output channel outermost (its prologue copies it by 16-byte
@@ -14,7 +16,7 @@
 // per SM: from B = 5 to 8 at the target shape (155 to 248 items, at most one per warpgroup)
 // the other kernels took 68-84 µs against its ~54 (v51), at B = 4 (124 items) autocast's 47.7.
 // H200, the C_in = 16 target shape (B = 16, C_out = 64, D = 16, H = W = 64) in the bench
-// (BENCHMARKS.md, v52): TF32 139.4 µs (v49's kernel 168.5), autocast 82.7, bf16 data 80.3.
+// (BENCHMARKS.md, v53): TF32 138.0 µs (v49's kernel 168.5), autocast 82.6, bf16 data 81.1.
 #include <algorithm>
 #include <cstdint>
 #include <utility>
@@ -62,7 +64,8 @@ inline bool offsets_fit_int32(int c_in, int r_in, int p_in, int q_in, int64_t xs
 inline bool takes_shifted(const ShiftedCase& c, int sms) {
   const long long items = static_cast<long long>(c.batch) * shifted_row_pairs(c.p_out);
   return (c.sixteen_bit_operands || c.tf32) && !c.argmin && c.q_contiguous && c.weight_block && c.offsets_32bit &&
-         c.c_in == 16 && c.k_r == 3 && c.k_p == 3 && c.k_q == 3 && c.c_out > 32 && c.c_out <= 64 && c.q_in > 48 &&
+         c.c_in == 16 && c.k_r == 3 && c.k_p == 3 && c.k_q == 3 && c.c_out > (c.sixteen_bit_operands ? 16 : 32) &&
+         c.c_out <= 64 && c.q_in > 48 &&
          c.q_in <= 64 && items >= sms;
 }
 

@@ -9,6 +9,13 @@
 // One element per thread straight into the tiles cost 21 µs (bf16) to 36 µs (float32
 // weights), and a warp per row of 27 taps still 11.5 µs, of a 109-127 µs kernel at C_in =
 // 16 (BENCHMARKS.md, v51).
+// The kClusterCtas CTAs of a cluster split the passes and write each row into every CTA's
+// tiles (distributed shared memory): all CTAs reading all weights from L2 at once took ~7 µs
+// (BENCHMARKS.md, v52's prologue stamps). The kernel arrives on the cluster barrier at its
+// start; the wait here, before the first remote write, makes sure every peer runs.
+#include <cooperative_groups.h>
+#include <cuda/ptx>
+#include <cute/arch/cluster_sm90.hpp>
 #include <cute/tensor.hpp>
 #include <cutlass/array.h>
 
@@ -29,7 +36,14 @@ __device__ __forceinline__ void load_shifted_weights(const Params& p, typename C
   static_assert(kRowElems % kVec == 0 && Cfg::kPassRows % Cfg::kThreads == 0, "whole vectors, whole rows");
   const Element* w = static_cast<const Element*>(p.weight);
   const int ws_c = int(p.ws_c), ws_r = int(p.ws_r), ws_p = int(p.ws_p), ws_q = int(p.ws_q);  // < kRowElems
-  for (int pass = 0; pass < Cfg::kWeightPasses; ++pass) {
+  constexpr int kCtas = Cfg::kClusterCtas;
+  const int rank = int(cute::block_rank_in_cluster());
+  Op* sW_of[kCtas];  // every CTA's tiles: this one's, then the peers' (distributed shared memory)
+  CUTE_UNROLL
+  for (int r = 0; r < kCtas; ++r) {
+    sW_of[r] = r == 0 ? sW : cooperative_groups::this_cluster().map_shared_rank(sW, (rank + r) % kCtas);
+  }
+  for (int pass = rank; pass < Cfg::kWeightPasses; pass += kCtas) {
     const int n0 = pass * kPassChannels;
     const int live = cute::min(kPassElems, (p.c_out - n0) * kRowElems);  // elements past C_out are zero
     cutlass::AlignedArray<Element, kVec> v[kLoads];
@@ -49,6 +63,7 @@ __device__ __forceinline__ void load_shifted_weights(const Params& p, typename C
       *reinterpret_cast<cutlass::Array<Op, kVec>*>(sStage + e) = o;
     }
     __syncthreads();
+    if (pass == rank) cute::cluster_wait();  // the peers run: their tiles may be written
     int stage_at[kRowsPerThread], tile_at[kRowsPerThread];  // this thread's rows (n, ci)
     CUTE_UNROLL
     for (int j = 0; j < kRowsPerThread; ++j) {
@@ -60,10 +75,16 @@ __device__ __forceinline__ void load_shifted_weights(const Params& p, typename C
     for (int tap = 0; tap < kTaps; ++tap) {
       const int tap_at = (tap / 9) * ws_r + (tap / 3 % 3) * ws_p + (tap % 3) * ws_q;
       CUTE_UNROLL
-      for (int j = 0; j < kRowsPerThread; ++j) sW[tap * Cfg::kTapElems + tile_at[j]] = sStage[stage_at[j] + tap_at];
+      for (int j = 0; j < kRowsPerThread; ++j) {
+        const Op v = sStage[stage_at[j] + tap_at];
+        CUTE_UNROLL
+        for (int r = 0; r < kCtas; ++r) sW_of[r][tap * Cfg::kTapElems + tile_at[j]] = v;
+      }
     }
     __syncthreads();
   }
+  cuda::ptx::fence_proxy_async(cuda::ptx::space_cluster);  // these generic writes -> every CTA's wgmma reads
+  cute::cluster_sync();  // every CTA's tiles are whole
 }
 
 }  // namespace fusedconv::fused::hopper

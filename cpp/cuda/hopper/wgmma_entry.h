@@ -21,7 +21,7 @@ cudaError_t launch_width(const Params& p, int max_smem_bytes, cudaStream_t strea
 template <Mode kMode>
 bool launch_group64(const Params& p, int max_smem_bytes, cudaStream_t stream, cudaError_t* err);
 
-// The shifted-plane kernel (16-bit operands or TF32, C_in = 16, C_out 33..64, q_in 49..64;
+// The shifted-plane kernel (16-bit operands at C_out 17..64 or TF32 at 33..64, C_in = 16, q_in 49..64;
 // shifted_rule.h): launches p and returns true with the launch's error in *err, or returns false
 // where it does not take p.
 bool launch_shifted(const Params& p, Mode mode, int max_smem_bytes, cudaStream_t stream, cudaError_t* err);
