@@ -117,15 +117,17 @@ def run_grids(grids):
                 print("large grid", x_shape, dtype, prec, dim, path, flush=True)
 
 
-# The shifted-plane kernel (16-bit operands and TF32, C_in = 16, C_out 17 / 33..64, W 49..64, an
-# item per warpgroup; clusters of 2 share the weights' prologue): one output plane at W = 49 on
+# The shifted-plane kernel (16-bit operands and TF32, C_in = 16, C_out 1 / 17 / 33..64, W 49..64,
+# an item per warpgroup; clusters of 2 share the weights' prologue): one output plane at W = 49 on
 # 280 items (persistent: up to 2 per warpgroup, the last pair of each plane one row), C_out =
 # 49 at W = 64 (the ring's whole pitch) over two planes, C_out = 33 on 299 items (a CTA whose
-# warpgroups take 2 and 1 items: ping-pong past the other's last plane), and C_out = 17 (16-bit
-# only) on 135 items (68 CTAs: a cluster's second CTA with one item); bf16 data, float32 data
-# under autocast (its prologue converts the weights) and TF32.
+# warpgroups take 2 and 1 items: ping-pong past the other's last plane), C_out = 17 (16-bit
+# only) on 135 items (68 CTAs: a cluster's second CTA with one item), and C_out = 5 (autocast
+# only: a cluster's second CTA copies no weights, it writes zeros) on 135 items; bf16 data,
+# float32 data under autocast (its prologue converts the weights) and TF32.
 def run_shifted():
-    for bsz, cout, d, h, w in ((70, 64, 3, 9, 49), (9, 49, 4, 61, 64), (23, 33, 4, 27, 57), (15, 17, 3, 19, 50)):
+    for bsz, cout, d, h, w in ((70, 64, 3, 9, 49), (9, 49, 4, 61, 64), (23, 33, 4, 27, 57), (15, 17, 3, 19, 50),
+                               (27, 5, 3, 11, 52)):
         x = torch.randn(bsz, 16, d, h, w, device="cuda")
         wt = torch.randn(cout, 16, 3, 3, 3, device="cuda")
         b = torch.randn(cout, device="cuda")
@@ -133,12 +135,13 @@ def run_shifted():
         path = torch.ops.fusedconv.kernel_path(x.bfloat16(), wt.bfloat16(), b.bfloat16(), 2)
         with torch.autocast("cuda", dtype=torch.bfloat16):
             y_autocast = torch.ops.fusedconv.forward(x, wt, b, 2)
+            path_autocast = torch.ops.fusedconv.kernel_path(x, wt, b, 2)
         torch.set_float32_matmul_precision("high")  # TF32
         y_tf32 = torch.ops.fusedconv.forward(x, wt, b, 2)
         path_tf32 = torch.ops.fusedconv.kernel_path(x, wt, b, 2)
         torch.set_float32_matmul_precision("highest")
         torch.cuda.synchronize()
-        print("shifted", tuple(x.shape), cout, path, tuple(y.shape), y_autocast.dtype, path_tf32,
+        print("shifted", tuple(x.shape), cout, path, tuple(y.shape), path_autocast, y_autocast.dtype, path_tf32,
               tuple(y_tf32.shape), flush=True)
 
 if sys.argv[1:] == ["clusters"]:

@@ -9,6 +9,7 @@
 //     --expt-relaxed-constexpr -O3 -Xptxas=-v -I cpp -I <cutlass include> \
 //     -DKERNEL_HEADER='"cuda/hopper/shifted_kernel.cuh"' -DH_NAME='"a"' .ci/lab/shifted_alone.cu -o a
 // Run: ./a B C_out D H [check]
+// -DH_STAMPS=1 with the headers of stamps_patch.py (-I <its dir> ahead of -I cpp): step times too.
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -21,6 +22,9 @@
 #endif
 #ifndef H_BF16DATA
 #define H_BF16DATA 0
+#endif
+#ifndef H_STAMPS
+#define H_STAMPS 0
 #endif
 #include KERNEL_HEADER
 
@@ -85,6 +89,25 @@ int main(int argc, char** argv) {
   const double us = median_launch_us(launch);
   printf("%s B=%d C_out=%d D=%d H=%d: %.1f us  regs %d spill %zu  grid %d items %d  cluster %d (%d resident)\n", H_NAME,
          B, C_out, D, H, us, attr.numRegs, attr.localSizeBytes, grid, g.items, cluster, clusters);
+#if H_STAMPS  // headers from stamps_patch.py: per step, over the CTAs of the last of 3 back-to-back launches
+  for (int c = 1; c <= 3; ++c) launch(c);
+  CK(cudaDeviceSynchronize());
+  static unsigned long long ns[2048][LAB_STAMPS], clk[2048][LAB_STAMPS];
+  CK(cudaMemcpyFromSymbol(ns, lab_stamp_ns, sizeof(ns)));
+  CK(cudaMemcpyFromSymbol(clk, lab_stamp_clk, sizeof(clk)));
+  unsigned long long t0 = ~0ull;
+  for (int b = 0; b < grid; ++b) t0 = std::min(t0, ns[b][0]);
+  printf("stamp: us after the first CTA's start (min / median / max over %d CTAs), cycles after the CTA's own start (median)\n", grid);
+  for (int i = 0; i < LAB_STAMPS; ++i) {
+    std::vector<double> at, cy;
+    for (int b = 0; b < grid; ++b) {
+      at.push_back((ns[b][i] - t0) * 1e-3);
+      cy.push_back(double(clk[b][i] - clk[b][0]));
+    }
+    std::sort(at.begin(), at.end()); std::sort(cy.begin(), cy.end());
+    printf("  %d: %8.2f %8.2f %8.2f us  %9.0f cycles\n", i, at[0], at[at.size() / 2], at.back(), cy[cy.size() / 2]);
+  }
+#endif
   if (check) {
     launch(0); CK(cudaDeviceSynchronize());
     std::vector<Element> hy(ny);

@@ -1,5 +1,5 @@
-// Where the shifted-plane kernel runs (cuda/hopper/shifted_rule.h): 16-bit operands (bf16 /
-// fp16 data or autocast; C_out 17..64) and TF32 (C_out 33..64), forward only, C_in = 16, k = 3, q_in 49..64, Q
+// Where the shifted-plane kernel runs (cuda/hopper/shifted_rule.h): 16-bit operands (autocast:
+// C_out 1..64; bf16 / fp16 data: 17..64) and TF32 (C_out 33..64), forward only, C_in = 16, k = 3, q_in 49..64, Q
 // contiguous, a channel-major dense weight, 32-bit offsets within a batch index, one item per
 // SM at least.
 #include <gtest/gtest.h>
@@ -12,15 +12,18 @@ namespace {
 constexpr int kSms = 132;
 
 // The C_in = 16 target shape: B = 16, C_out = 64, H = W = 64 (31 row pairs).
-ShiftedCase target() { return {true, false, false, true, true, true, 16, 64, 3, 3, 3, 64, 62, 16}; }
+ShiftedCase target() { return {true, false, false, false, true, true, true, 16, 64, 3, 3, 3, 64, 62, 16}; }
 
 TEST(ShiftedRule, TakesTheTargetShape) { EXPECT_TRUE(takes_shifted(target(), kSms)); }
 
 TEST(ShiftedRule, EdgesOfChannelsAndWidth) {
-  for (int c_out : {1, 16, 17, 24, 32, 33, 48, 49, 64, 65}) {
-    ShiftedCase c = target();  // 16-bit operands
+  for (int c_out : {0, 1, 8, 16, 17, 24, 32, 33, 48, 49, 64, 65}) {
+    ShiftedCase c = target();  // bf16 / fp16 data
     c.c_out = c_out;
     EXPECT_EQ(takes_shifted(c, kSms), c_out >= 17 && c_out <= 64) << c_out;
+    c.autocast = true;  // float32 data, 16-bit operands
+    EXPECT_EQ(takes_shifted(c, kSms), c_out >= 1 && c_out <= 64) << c_out;
+    c.autocast = false;
     c.sixteen_bit_operands = false;
     c.tf32 = true;
     EXPECT_EQ(takes_shifted(c, kSms), c_out >= 33 && c_out <= 64) << c_out;

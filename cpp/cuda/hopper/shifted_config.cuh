@@ -42,19 +42,21 @@ struct ShiftedConfig {
   static constexpr int kTileBytes = 64 * kLdC * 4;          // the (64, N) float epilogue tile, over slots 1, 2
   // Slot 0, then slots 1, 2 or the tile: slot 0 takes the next item's first plane during the epilogue.
   static constexpr int kWgBytes = kSlotBytes + (2 * kSlotBytes > kTileBytes ? 2 * kSlotBytes : kTileBytes);
-  static constexpr int kSmemBytes = kWeightBytes + kWarpgroups * kWgBytes;
-  // The weights' prologue (shifted_weights.cuh) stages (output, input channel) rows of 27 taps
-  // in the warpgroups' space, in as few passes of a power-of-two number of rows as fit it, and
-  // at least one pass per CTA of a cluster: the cluster's CTAs share the passes and each writes
-  // its rows into every CTA's tiles, so L2 serves the weights once per cluster, not per CTA.
+  static constexpr int kBarrierOffset = kWeightBytes + kWarpgroups * kWgBytes;  // the weights' bulk copy's mbarrier
+  static constexpr int kSmemBytes = kBarrierOffset + 16;
+  // The weights' prologue (shifted_weights.cuh) stages (output, input channel) rows of 27 taps,
+  // as they lie in global memory (Element), in the warpgroups' space, in as few passes of a
+  // power-of-two number of rows as fit it, and at least one pass per CTA of a cluster: the
+  // cluster's CTAs share the passes and each writes its rows into every CTA's tiles, so L2
+  // serves the weights once per cluster, not per CTA.
   static constexpr int kClusterCtas = 2;
   static constexpr int kWeightRows = kM * kCin;
-  static constexpr int kFitPasses = kWeightRows * kTaps * int(sizeof(Op)) <= kWarpgroups * kWgBytes ? 1
-                                    : kWeightRows * kTaps * int(sizeof(Op)) <= 2 * kWarpgroups * kWgBytes ? 2 : 4;
+  static constexpr int kFitPasses = kWeightRows * kTaps * int(sizeof(Element)) <= kWarpgroups * kWgBytes ? 1
+                                    : kWeightRows * kTaps * int(sizeof(Element)) <= 2 * kWarpgroups * kWgBytes ? 2 : 4;
   static constexpr int kWeightPasses = kFitPasses > kClusterCtas ? kFitPasses : kClusterCtas;
   static_assert(kWeightPasses % kClusterCtas == 0, "each CTA of a cluster takes as many passes");
   static constexpr int kPassRows = kWeightRows / kWeightPasses;
-  static_assert(kPassRows * kTaps * int(sizeof(Op)) <= kWarpgroups * kWgBytes, "a pass's rows fit the staging space");
+  static_assert(kPassRows * kTaps * int(sizeof(Element)) <= kWarpgroups * kWgBytes, "a pass's rows fit the staging space");
   static constexpr int kUnits = kPositions * kChunks;       // (position, 16-byte chunk) units per plane
   static constexpr int kUnitsPerThread = kUnits / 128;
   static_assert(kUnits % 128 == 0 && kN % 8 == 0 && kN <= 256, "kW: a multiple of 8, at most 128");

@@ -55,7 +55,6 @@ __global__ void __cluster_dims__(Cfg::kClusterCtas, 1, 1) __launch_bounds__(Cfg:
   // per-plane add on every problem cost 16 us of 148 at C_in = 16 (BENCHMARKS.md, v51).
   static_assert(Cfg::kThreads >= Cfg::kM, "one thread per channel checks its bias");
   const bool bias_nonfinite = bias != nullptr && int(threadIdx.x) < p.c_out && !isfinite(float(bias[threadIdx.x * p.bs_n]));
-  const bool bias_per_plane = __syncthreads_or(bias_nonfinite);
 
   // ---- MMA partitioning -------------------------------------------------------------------
   TiledMMA tiled_mma = make_tiled_mma(typename Cfg::MmaOp{});
@@ -159,8 +158,10 @@ __global__ void __cluster_dims__(Cfg::kClusterCtas, 1, 1) __launch_bounds__(Cfg:
     load_plane(0, staged);
   }
   // Weights once per CTA (staged in the warpgroups' space, which they leave barrier-synced);
-  // then the ring's slack rows (read only by columns past q_out) zeroed once.
-  load_shifted_weights<Cfg>(p, sW, reinterpret_cast<Op*>(smem + Cfg::kWeightBytes));
+  // then the bias check's block-wide OR, and the ring's slack rows (read only by columns past
+  // q_out) zeroed once.
+  load_shifted_weights<Cfg>(p, sW, smem + Cfg::kWeightBytes, reinterpret_cast<uint64_t*>(smem + Cfg::kBarrierOffset));
+  const bool bias_per_plane = __syncthreads_or(bias_nonfinite);  // here, not at the start: it held every load back 0.8 µs
   for (int e = wtid; e < Cfg::kSlots * Cfg::kSlack * kCin; e += 128) {
     const int s = e / (Cfg::kSlack * kCin), r = e % (Cfg::kSlack * kCin);
     sRing[s * Cfg::kSlotElems + Cfg::kPositions * kCin + r] = Op(0.0f);

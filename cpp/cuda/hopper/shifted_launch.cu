@@ -68,8 +68,9 @@ bool launch_shifted(const Params& p, Mode mode, int max_smem_bytes, cudaStream_t
                             weight_is_channel_major_block(p.c_in, p.k_r, p.k_p, p.k_q, p.ws_n, p.ws_c, p.ws_r,
                                                           p.ws_p, p.ws_q);
   const bool offsets_32bit = offsets_fit_int32(p.c_in, p.r_in, p.p_in, p.q_in, p.xs_c, p.xs_r, p.xs_p);
-  const ShiftedCase c{sixteen_bit_operands, mode == Mode::kTF32, p.argmin != nullptr, p.xs_q == 1, weight_block,
-                      offsets_32bit, p.c_in, p.c_out, p.k_r, p.k_p, p.k_q, p.q_in, p.p_out, p.batch};
+  const ShiftedCase c{sixteen_bit_operands, mode == Mode::kTF32, is_autocast_mode(mode), p.argmin != nullptr,
+                      p.xs_q == 1, weight_block, offsets_32bit, p.c_in, p.c_out, p.k_r, p.k_p, p.k_q, p.q_in,
+                      p.p_out, p.batch};
   if (!takes_shifted(c, 0)) return false;  // the shape alone first: other problems skip the device query
   const int sms = sm_count();
   if (sms == 0 || !takes_shifted(c, sms)) return false;

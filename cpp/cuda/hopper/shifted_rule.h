@@ -4,9 +4,11 @@
 //
 // Its ring row pitch is 64 positions and its M is 64 channels, so it pads Q to 64 and C_out to
 // 64: it takes q_in 49..64 (at most 31% padding) and C_out 33..64 in TF32 (at C_out = 48 it still
-// beats the channel-group kernels: 136.2 against 167.5 µs; at 32 it lost, 131.9 against 106.5)
-// and 17..64 with 16-bit operands (bf16 at C_out = 48 77.1 against 136.9, at 32 / 24 / 17 74.5
-// / 73.5 / 72.1 against 100.6 / 89.6 / 89.5; C_out <= 16 unmeasured), C_in = 16
+// beats the channel-group kernels: 136.2 against 167.5 µs; at 32 it lost, 131.9 against 106.5),
+// 17..64 with bf16 / fp16 data (bf16 at C_out = 48 77.1 against 136.9, at 32 / 24 / 17 74.5 /
+// 73.5 / 72.1 against 100.6 / 89.6 / 89.5; at 16 / 8 it lost, 71.8 / 71.0 against 70.4 / 62.1)
+// and 1..64 under autocast (float32 data, 16-bit operands: at C_out = 16 / 8 / 4 / 1 73.5 / 72.6
+// / 71.5 / 71.4 against 87.7 / 81.1 / 81.0 / 79.9, H100, v54), C_in = 16
 // (one swizzle row per position), k = 3 on every axis, 16-bit operands (bf16 / fp16 data, or
 // autocast's float32 data) and TF32, Q contiguous (its loads walk Q), a weight that is one
 // 16-byte-aligned block with the output channel outermost (its prologue copies it by 16-byte
@@ -26,6 +28,7 @@ namespace fusedconv::fused::hopper {
 struct ShiftedCase {
   bool sixteen_bit_operands;  // bf16 / fp16 data, or autocast's float32 data with bf16 / fp16 operands
   bool tf32;                  // float32 data, "high" / "medium" precision
+  bool autocast;              // float32 data with bf16 / fp16 operands (also sixteen_bit_operands)
   bool argmin, q_contiguous;
   bool weight_block;  // weight_is_channel_major_block(...)
   bool offsets_32bit;  // offsets_fit_int32(...)
@@ -63,10 +66,10 @@ inline bool offsets_fit_int32(int c_in, int r_in, int p_in, int q_in, int64_t xs
 
 inline bool takes_shifted(const ShiftedCase& c, int sms) {
   const long long items = static_cast<long long>(c.batch) * shifted_row_pairs(c.p_out);
+  const int min_c_out = c.autocast ? 1 : c.sixteen_bit_operands ? 17 : 33;
   return (c.sixteen_bit_operands || c.tf32) && !c.argmin && c.q_contiguous && c.weight_block && c.offsets_32bit &&
-         c.c_in == 16 && c.k_r == 3 && c.k_p == 3 && c.k_q == 3 && c.c_out > (c.sixteen_bit_operands ? 16 : 32) &&
-         c.c_out <= 64 && c.q_in > 48 &&
-         c.q_in <= 64 && items >= sms;
+         c.c_in == 16 && c.k_r == 3 && c.k_p == 3 && c.k_q == 3 && c.c_out >= min_c_out && c.c_out <= 64 &&
+         c.q_in > 48 && c.q_in <= 64 && items >= sms;
 }
 
 }  // namespace fusedconv::fused::hopper

@@ -3,12 +3,13 @@
 // of swizzled (64 output channels, 16 input channels) tiles, zero past C_out.
 // The weight is dense with the output channel outermost (shifted_rule.h: any order of the
 // other four axes, so dims 3 and 4's permuted strides too) and 16-byte aligned: a pass copies
-// output channels [n0, n0 + kPassRows / 16) as one block, 16-byte loads all in flight,
-// converted to the operand type, into a staging copy; then consecutive threads move
-// consecutive (output, input channel) rows of one tap from it into the tap's tile.
+// output channels [n0, n0 + kPassRows / 16) as one block by one bulk copy (TMA) into a
+// staging copy; then consecutive threads move consecutive (output, input channel) rows of one
+// tap from it, converted to the operand type, into the tap's tile.
 // One element per thread straight into the tiles cost 21 µs (bf16) to 36 µs (float32
 // weights), and a warp per row of 27 taps still 11.5 µs, of a 109-127 µs kernel at C_in =
-// 16 (BENCHMARKS.md, v51).
+// 16 (BENCHMARKS.md, v51); 16-byte loads through registers into the staging copy took 2.9 µs
+// of the prologue's 5.3 µs, the bulk copy 1.8 (H100, BENCHMARKS.md v54's stamps).
 // The kClusterCtas CTAs of a cluster split the passes and write each row into every CTA's
 // tiles (distributed shared memory): all CTAs reading all weights from L2 at once took ~7 µs
 // (BENCHMARKS.md, v52's prologue stamps). The kernel arrives on the cluster barrier at its
@@ -16,8 +17,9 @@
 #include <cooperative_groups.h>
 #include <cuda/ptx>
 #include <cute/arch/cluster_sm90.hpp>
+#include <cute/arch/copy_sm90_tma.hpp>
 #include <cute/tensor.hpp>
-#include <cutlass/array.h>
+#include <cutlass/arch/barrier.h>
 
 #include "cuda/fused_math.cuh"
 #include "cuda/fused_params.h"
@@ -25,15 +27,16 @@
 namespace fusedconv::fused::hopper {
 
 template <class Cfg>
-__device__ __forceinline__ void load_shifted_weights(const Params& p, typename Cfg::Op* sW, typename Cfg::Op* sStage) {
+__device__ __forceinline__ void load_shifted_weights(const Params& p, typename Cfg::Op* sW, void* stage,
+                                                     uint64_t* sBar) {
   using Element = typename Cfg::Element;
   using Op = typename Cfg::Op;
   constexpr int kTaps = Cfg::kTaps, kRowElems = Cfg::kCin * kTaps;  // one output channel's weights
-  constexpr int kVec = 16 / int(sizeof(Element));                     // elements per 16-byte load
-  constexpr int kPassChannels = Cfg::kPassRows / Cfg::kCin, kPassElems = kPassChannels * kRowElems;
-  constexpr int kLoads = (kPassElems / kVec + Cfg::kThreads - 1) / Cfg::kThreads;
+  constexpr int kPassChannels = Cfg::kPassRows / Cfg::kCin;
   constexpr int kRowsPerThread = Cfg::kPassRows / Cfg::kThreads;
-  static_assert(kRowElems % kVec == 0 && Cfg::kPassRows % Cfg::kThreads == 0, "whole vectors, whole rows");
+  static_assert(Cfg::kPassRows % Cfg::kThreads == 0 && kRowElems * sizeof(Element) % 16 == 0,
+                "whole rows per thread; a channel's weights are whole 16-byte units (bulk copies)");
+  Element* sStage = static_cast<Element*>(stage);  // the pass's channels as they lie in global memory
   const Element* w = static_cast<const Element*>(p.weight);
   const int ws_c = int(p.ws_c), ws_r = int(p.ws_r), ws_p = int(p.ws_p), ws_q = int(p.ws_q);  // < kRowElems
   constexpr int kCtas = Cfg::kClusterCtas;
@@ -43,40 +46,41 @@ __device__ __forceinline__ void load_shifted_weights(const Params& p, typename C
   for (int r = 0; r < kCtas; ++r) {
     sW_of[r] = r == 0 ? sW : cooperative_groups::this_cluster().map_shared_rank(sW, (rank + r) % kCtas);
   }
+  if (threadIdx.x == 0) {
+    cutlass::arch::ClusterTransactionBarrier::init(sBar, 1);
+    cutlass::arch::fence_barrier_init();
+  }
+  __syncthreads();
+  int phase = 0;
   for (int pass = rank; pass < Cfg::kWeightPasses; pass += kCtas) {
     const int n0 = pass * kPassChannels;
-    const int live = cute::min(kPassElems, (p.c_out - n0) * kRowElems);  // elements past C_out are zero
-    cutlass::AlignedArray<Element, kVec> v[kLoads];
-    CUTE_UNROLL
-    for (int j = 0; j < kLoads; ++j) {
-      const int e = (threadIdx.x + j * Cfg::kThreads) * kVec;
-      if (e < live) v[j] = *reinterpret_cast<const cutlass::AlignedArray<Element, kVec>*>(w + int64_t(n0) * kRowElems + e);
-      else v[j].fill(Element(0.0f));
+    const int live = cute::max(0, cute::min(kPassChannels, p.c_out - n0));  // channels past C_out are zero
+    if (live > 0) {
+      if (threadIdx.x == 0) {
+        const int bytes = live * kRowElems * int(sizeof(Element));
+        if (pass != rank) cutlass::arch::fence_view_async_shared();  // the last pass's reads -> this copy's writes
+        cutlass::arch::ClusterTransactionBarrier::arrive_and_expect_tx(sBar, bytes);
+        cute::SM90_BULK_COPY_G2S::copy(w + int64_t(n0) * kRowElems, sBar, sStage, bytes);
+      }
+      cutlass::arch::ClusterBarrier::wait(sBar, phase);
+      phase ^= 1;
     }
-    CUTE_UNROLL
-    for (int j = 0; j < kLoads; ++j) {
-      const int e = (threadIdx.x + j * Cfg::kThreads) * kVec;
-      if (e >= kPassElems) break;
-      cutlass::Array<Op, kVec> o;
-      CUTE_UNROLL
-      for (int c = 0; c < kVec; ++c) o[c] = to_mma<Op>(v[j][c]);
-      *reinterpret_cast<cutlass::Array<Op, kVec>*>(sStage + e) = o;
-    }
-    __syncthreads();
     if (pass == rank) cute::cluster_wait();  // the peers run: their tiles may be written
     int stage_at[kRowsPerThread], tile_at[kRowsPerThread];  // this thread's rows (n, ci)
+    bool row_live[kRowsPerThread];
     CUTE_UNROLL
     for (int j = 0; j < kRowsPerThread; ++j) {
       const int r = threadIdx.x + j * Cfg::kThreads, n = r / Cfg::kCin, ci = r % Cfg::kCin;
       stage_at[j] = n * kRowElems + ci * ws_c;
       tile_at[j] = Cfg::swizzled(n0 + n, ci);
+      row_live[j] = n < live;
     }
 #pragma unroll 3
     for (int tap = 0; tap < kTaps; ++tap) {
       const int tap_at = (tap / 9) * ws_r + (tap / 3 % 3) * ws_p + (tap % 3) * ws_q;
       CUTE_UNROLL
       for (int j = 0; j < kRowsPerThread; ++j) {
-        const Op v = sStage[stage_at[j] + tap_at];
+        const Op v = row_live[j] ? to_mma<Op>(sStage[stage_at[j] + tap_at]) : Op(0.0f);
         CUTE_UNROLL
         for (int r = 0; r < kCtas; ++r) sW_of[r][tap * Cfg::kTapElems + tile_at[j]] = v;
       }

@@ -21,9 +21,9 @@ cudaError_t launch_width(const Params& p, int max_smem_bytes, cudaStream_t strea
 template <Mode kMode>
 bool launch_group64(const Params& p, int max_smem_bytes, cudaStream_t stream, cudaError_t* err);
 
-// The shifted-plane kernel (16-bit operands at C_out 17..64 or TF32 at 33..64, C_in = 16, q_in 49..64;
-// shifted_rule.h): launches p and returns true with the launch's error in *err, or returns false
-// where it does not take p.
+// The shifted-plane kernel (autocast at C_out 1..64, bf16 / fp16 data at 17..64, TF32 at 33..64;
+// C_in = 16, q_in 49..64; shifted_rule.h): launches p and returns true with the launch's error
+// in *err, or returns false where it does not take p.
 bool launch_shifted(const Params& p, Mode mode, int max_smem_bytes, cudaStream_t stream, cudaError_t* err);
 
 // N from C_out (the smallest of 8, 16, 24, 32 that holds it, or one channel group's share
