@@ -156,6 +156,24 @@ def test_fused_matches_float64(shape, dim, mode, dist):
     _check(mode, x, w, b, dim)
 
 
+@pytest.mark.parametrize("shape", [(2, 3, 24, 6, 9, 11, 3, 3, 3), (1, 16, 40, 4, 7, 9, 3, 3, 3)])
+def test_highest_near_float32_max(shape):
+    """"highest" splits each operand into a TF32 big part and, on the wgmma kernel, bf16
+    cross-term operands. bf16 rounds a value above 3.3961e38 to nearest as Inf, so a big part
+    there (3.3995e38, exact in TF32) must not go to bf16 that way: with weights exact in TF32
+    (small part 0) an Inf cross operand would give Inf * 0 = NaN where eager is finite."""
+    x, w, _ = make_inputs(shape, device="cuda", bias=False)
+    big = torch.tensor(0x7F7FC000, dtype=torch.int32).view(torch.float32).item()  # 3.3995e38
+    x = torch.where(x >= 0, big, -big) * (torch.rand_like(x) < 0.5)  # +-3.3995e38 or 0
+    w = (torch.randint(-4, 5, w.shape, device="cuda") * 2.0**-16).float()  # exact in TF32 and bf16
+    y, path = _run("highest", x, w, None, 2)
+    assert path == _expected_path("highest", w)
+    expected = eager(x, w, None, 2)
+    assert torch.isfinite(expected).all()  # (the case is meant to stay finite in float32)
+    assert torch.isfinite(y).all(), "a huge finite input turned into NaN or Inf"
+    torch.testing.assert_close(y, expected, atol=1e-4, rtol=1e-4)
+
+
 @pytest.mark.parametrize("dist", ["randn", "rand"])
 def test_3xtf32_margin_at_long_reduction(dist):
     """The mma.sync 3xTF32 kernel near the top of its range (K = 240; k_r = 6, which the

@@ -1,6 +1,8 @@
 #pragma once
 // Device math shared by the fused kernels (mma.sync in fused_kernel.cuh, wgmma in
-// hopper/wgmma_kernel.cuh): NaN-aware max and min folding, and the 3xTF32 operand split.
+// hopper/wgmma_kernel.cuh): NaN-aware max and min folding, and the "highest" operand splits.
+#include <cuda_bf16.h>
+
 #include <cute/tensor.hpp>
 
 namespace fusedconv::fused {
@@ -42,6 +44,21 @@ __device__ __forceinline__ void split_tf32(float v, cutlass::tfloat32_t& big,
   // Rounded too (the MMA would truncate it): unbiased errors do not pile up over long K.
   small = finite ? cutlass::tfloat32_t::round_half_ulp_truncate(v - __uint_as_float(big_bits))
                  : cutlass::tfloat32_t::bitcast(0u);
+}
+
+// The wgmma kernels' "highest" split (wgmma_kernel.cuh): big as split_tf32's, and the two
+// cross-term operands as one bf16 pair (low half: bf16(cross), rounded toward zero so that a
+// finite value near FLT_MAX stays finite; high half: bf16(v - big), rounded to nearest).
+// A bf16 cross term is off by ~2^-9 of itself, itself ~2^-11 of the product: ~2^-19 per
+// product (float64 simulation: rel err 0.6-2.3e-6 at K = 81..2000, 3xTF32 ~1e-7).
+__device__ __forceinline__ void split_tf32_bf16(float v, cutlass::tfloat32_t& big, uint32_t& pair) {
+  const bool finite = isfinite(v);
+  const uint32_t big_bits = cutlass::tfloat32_t::round_half_ulp_truncate(v).raw() & 0xffffe000u;
+  big = cutlass::tfloat32_t::bitcast(big_bits);
+  const float cross = finite ? __uint_as_float(big_bits) : 0.0f;
+  const float small = finite ? v - __uint_as_float(big_bits) : 0.0f;
+  pair = uint32_t(__bfloat16_as_ushort(__float2bfloat16_rz(cross))) |
+         (uint32_t(__bfloat16_as_ushort(__float2bfloat16_rn(small))) << 16);
 }
 
 // One operand value as the MMA consumes it (TF32 reads the top 19 bits of the float).

@@ -1,7 +1,8 @@
 """Benchmark: ``python -m fusedconv.bench`` (eager vs torch.compile vs fusedconv).
 
 GPU (default): rows are eager PyTorch, torch.compile (default and max-autotune) and
-fusedconv in each precision mode: float32 "highest" (3xTF32), "high" (TF32), eager and
+fusedconv in each precision mode: float32 "highest" (split operands: 3xTF32, or on sm_90a
+TF32 plus bf16 cross terms), "high" (TF32), eager and
 fusedconv on float32 tensors under torch.autocast(bfloat16) (an AMP model, casts included;
 the whole timed loop runs in one autocast region, as a model's forward does, so the region's
 entry and exit are not charged to each call), and bfloat16 rows when --dtype includes it.
@@ -42,7 +43,7 @@ BANDWIDTH = 4.24e12  # B/s, device copy
 RATES = {  # FLOP/s of the arithmetic each row uses
     "fp32": 51e12,  # SGEMM
     "tf32": 406e12,
-    "3xtf32": 406e12 / 3,
+    "3xtf32": 406e12 / 2,  # "highest" on sm_90a: TF32 big x big + one bf16 wgmma of cross terms
     "bf16": 790e12,
 }
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}

@@ -113,7 +113,7 @@ struct WgmmaConfig {
   static constexpr int kOneChunkK = kOneChunkSteps * kBlockK;
   static constexpr int kChunk = kOneChunk ? kOneChunkSteps : kLongChunk_ > 0 ? kLongChunk_ : kOneChunkSteps / 2;
   // A buffers: two let a gather overlap the wgmmas of the previous plane (one chunk) or
-  // chunk (longer K); 3xTF32 in one chunk holds three parts per buffer and keeps one.
+  // chunk (longer K); "highest" (kSplit3x) in one chunk holds two parts per buffer and keeps one.
   static constexpr int kABuffers = ((kSplit3x && kOneChunk) || kRetireEachPlane) ? 1 : 2;
   static constexpr int kPrefetch = 2;       // planes in flight beyond the one in use
   // Order of a one-chunk plane step: the wgmmas first, then the next plane's barrier and
@@ -136,15 +136,25 @@ struct WgmmaConfig {
     return s >= kPrefetch + 2 ? s : s * ((kPrefetch + 1 + s) / s);  // ... times what reaches 4
   }();
   static_assert(kSlots >= kPrefetch + 2 && kSlots % kAccSlots == 0 && kSlots % kABuffers == 0);
-  static constexpr int kWeightCopies = kSplit3x ? 3 : 1;  // big, cross, small
+  // "highest" (kSplit3x): x w = big(x) big(w) in TF32 plus the cross terms big(x) small(w) +
+  // small(x) big(w) in one bf16 wgmma, whose 16 k are a TF32 k-step's 8 twice over (A = [big |
+  // small] of x, B = [small ; big] of w, split_tf32_bf16): two wgmmas of 32 bytes of K per
+  // k-step where 3xTF32 took three. The TF32 k-step's columns are permuted (permute_k) so
+  // that a thread's TF32 and bf16 A values are the same (row, k) pairs: one load each.
+  static constexpr int kWeightCopies = kSplit3x ? 2 : 1;  // TF32 big; bf16 (small ; big)
+  using MmaOpH = typename WgmmaOp<cutlass::bfloat16_t, kN_>::type;  // the cross terms' wgmma
+  // TF32 column j of a k-step holds logical k = 2 (j % 4) + j / 4: a thread's columns t and
+  // t + 4 (its TF32 A values) are then k = 2t and 2t + 1, the pair its bf16 registers hold.
+  __host__ __device__ static constexpr int permute_k(int j) { return 2 * (j % 4) + j / 4; }
+  __host__ __device__ static constexpr int unpermute_k(int k) { return k / 2 + 4 * (k % 2); }
   // The B descriptors rebuilt in every plane step (one add each) instead of held across the
   // plane loop (v41): held, 3xTF32's 36 at k_r = 3 (72 registers) took its one-chunk kernel
   // to 237 registers, 2 CTAs per SM; rebuilt, 168 and 3 per SM (reference 206.3 -> 171.5 µs,
   // B = 1024 1562 -> 1261, lab, H200). TF32 and bf16 hold theirs: rebuilt, their lean kernels
   // were equal (TF32) or 2-4% slower (bf16).
   static constexpr bool kRebuildB = kSplit3x;
-  // 3xTF32 in one chunk splits each input plane once into (big, cross, small) planes in
-  // shared memory; longer K splits in the gather (the planes would cost it an SM's second
+  // "highest" in one chunk splits each input plane once into (TF32 big, bf16 pair) planes in
+  // shared memory (3xTF32's three until v55); longer K splits in the gather (the planes would cost it an SM's second
   // CTA: 237 vs 260 µs on the reference, 350 vs 235 at C_in = 8 on the H200).
   static constexpr bool kSplitPlanes = kSplit3x && kOneChunk;
   // Split buffers: written before a plane's barrier while the slowest warp may still gather
@@ -201,6 +211,10 @@ struct WgmmaConfig {
       cute::SM90::GMMA::Layout_K_INTER_Atom<ValA>{},
       cute::Shape<cute::Int<kN>, cute::Int<kBlockK>, cute::Int<4096>>{}));
   static constexpr int kTileBElems = kN * kBlockK;
+  // kSplit3x: the bf16 tiles (N, 16) of the cross terms, after the TF32 ones (same bytes each).
+  using SmemLayoutBH = decltype(cute::tile_to_shape(
+      cute::SM90::GMMA::Layout_K_INTER_Atom<cutlass::bfloat16_t>{},
+      cute::Shape<cute::Int<kN>, cute::_16, cute::Int<4096>>{}));
   static_assert(cute::size<1>(typename cute::MMA_Traits<MmaOp>::Shape_MNK{}) == kN &&
                     cute::size<2>(typename cute::MMA_Traits<MmaOp>::Shape_MNK{}) == kBlockK,
                 "one k-step of one accumulator is one wgmma m64nNk(BK)");

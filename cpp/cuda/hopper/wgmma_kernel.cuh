@@ -1,6 +1,8 @@
 #pragma once
 // The Hopper fused kernel: conv3d as an implicit GEMM on wgmma (A from registers, B = the
 // weights from shared memory), streamed along the reduced axis R with rolling accumulators.
+// "highest" (kSplit3x) issues two wgmmas per k-step into one accumulator: big(x) big(w) in
+// TF32, then the two cross terms in one bf16 wgmma (wgmma_config.cuh, split_tf32_bf16).
 //
 // CTA = one warpgroup = one batch index x a 4 x 16 (or 2 x 32) tile of output positions (P, Q)
 // (Cfg::kWarpgroups = 2, TF32 at N = 64: two such tiles stacked along P, one warpgroup
@@ -71,7 +73,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   int* sKoff = reinterpret_cast<int*>(smem + g.off_koff);           // (k_steps*BK) bytes
   int64_t* sSrc = reinterpret_cast<int64_t*>(smem + g.off_src);     // footprint sources
   Element* sPlanes = reinterpret_cast<Element*>(smem + g.off_planes);  // (kSlots, plane_stride)
-  // kSplitPlanes: each plane split once into (big, cross, small) planes, double-buffered.
+  // kSplitPlanes: each plane split once into (TF32 big, bf16 cross-term pairs) planes, double-buffered.
   float* sSplit = reinterpret_cast<float*>(smem + g.off_split);  // (buffers, parts, plane_stride)
 
   const int tid = threadIdx.x;
@@ -215,12 +217,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
 
   // ---- weights: B tiles in the canonical K-major layout ---------------------------------
   Tensor sB = make_tensor(make_smem_ptr(sW), typename Cfg::SmemLayoutB{});  // (N,BK,tiles)
+  // kSplit3x: the cross terms' bf16 tiles, after the TF32 ones
+  auto* sWH = reinterpret_cast<cutlass::bfloat16_t*>(sW + (Cfg::kSplit3x ? g.b_tiles * Cfg::kTileBElems : 0));
+  Tensor sBH = make_tensor(make_smem_ptr(sWH), typename Cfg::SmemLayoutBH{});  // (N,16,tiles)
   constexpr int kBatch = WeightTiles<Cfg>::kBatch;
   if constexpr (kWeightsEarly) {
-    early.store(g, tid, sB, 0);
+    early.store(g, tid, sB, sBH, 0);
     for (int t0 = kBatch; t0 < g.b_tiles; t0 += kBatch) {
       early.load(g, sWoff, t0);
-      early.store(g, tid, sB, t0);
+      early.store(g, tid, sB, sBH, t0);
     }
   } else {
     bias_n = load_bias();
@@ -228,7 +233,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     WeightTiles<Cfg> weights(p, w, c_here, tid);
     for (int t0 = 0; t0 < g.b_tiles; t0 += kBatch) {
       weights.load(g, sWoff, t0);
-      weights.store(g, tid, sB, t0);
+      weights.store(g, tid, sB, sBH, t0);
     }
   }
   cutlass::arch::fence_view_async_shared();  // generic-proxy writes -> wgmma reads
@@ -241,10 +246,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   Tensor tCcA = thr_mma.partition_A(cA);                             // (MMA,1,kChunk)
   Tensor tCcC = thr_mma.partition_C(cC);                             // (MMA,1,1)
   using FragA = decltype(make_tensor<ValA>(shape(tCcA)));           // (MMA,1,kChunk)
-  constexpr int kParts = Cfg::kWeightCopies;                         // big, cross, small
+  constexpr int kParts = Cfg::kWeightCopies;                         // (kSplit3x: TF32 big, bf16 pairs)
   FragA tCrA[kABuf][kParts];                                         // A buffers
   Tensor tCsB = thr_mma.partition_B(sB);                             // (MMA,1,1,tiles)
   Tensor tCrB = thr_mma.make_fragment_B(tCsB);                       // (1,1,1,tiles) descriptors
+  TiledMMA tiled_mma_h = make_tiled_mma(typename Cfg::MmaOpH{});     // kSplit3x: the cross terms
+  auto thr_mma_h = tiled_mma_h.get_thread_slice(wg_tid);
   using Acc = decltype(partition_fragment_C(tiled_mma, Shape<_64, Int<Cfg::kN>>{}));
   Acc acc[kAcc];                                                     // kAcc x (MMA,1,1)
   Tensor tCrMin = make_tensor<float>(shape(tCcC));                   // (MMA,1,1) running min
@@ -252,6 +259,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   constexpr int kVals = decltype(size(tCcC))::value;
   constexpr int kValsA = decltype(size<0>(tCcA))::value;
 
+  // The k of A value v in k-step s (kSplit3x: the TF32 columns' logical k, Cfg::permute_k).
+  auto a_k = [&](int v, int s) {
+    const int k = get<1>(tCcA(v, 0, s));
+    return Cfg::kSplit3x ? k - k % BK + Cfg::permute_k(k % BK) : k;
+  };
   // A rows: m = 16*warp + q-offset; footprint row m / 16, column m % 16. Every row of this
   // thread is its first row plus a static offset.
   const int m0 = get<0>(tCcA(0, 0, 0));
@@ -281,7 +293,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   for (int s = 0; s < kChunk; ++s) {
     CUTE_UNROLL
     for (int v = 0; v < kValsA; ++v)
-      a_off[s][v] = Cfg::kOneChunk ? a_thread + sKoff[get<1>(tCcA(v, 0, s))] : 0;
+      a_off[s][v] = Cfg::kOneChunk ? a_thread + sKoff[a_k(v, s)] : 0;
   }
 
   const char* planes = reinterpret_cast<const char*>(ring.sPlanes);  // (kOwnItems: this ring's)
@@ -290,29 +302,47 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   auto split_buffer = [&](int u) { return sSplit + (u % Cfg::kSplitBuffers) * kParts * g.plane_stride; };
 
   // kSplitPlanes: this thread's elements of ring slot u (the ones its own cp.async copied,
-  // so complete after its cp_async_wait, before any barrier) split into (big, cross, small)
-  // planes of split buffer u % 2. Each element is split once instead of once per use in
-  // the gather (k_p * k_q uses).
+  // so complete after its cp_async_wait, before any barrier) split (split_tf32_bf16) into the
+  // TF32 big and bf16 pair planes of split buffer u % 2. Each element is split once instead
+  // of once per use in the gather (k_p * k_q uses).
   auto split_plane = [&](auto u_c) __attribute__((always_inline)) {
     if constexpr (Cfg::kSplitPlanes) {
       constexpr int u = decltype(u_c)::value;
       const float* raw = ring.slot(u);
-      auto* dst = reinterpret_cast<cutlass::tfloat32_t*>(split_buffer(u));
-      for (int e = ring_tid; e < ring.elems; e += kRingThreads)
-        split_tf32(raw[e], dst[e], dst[g.plane_stride + e], dst[2 * g.plane_stride + e]);
+      auto* dst = reinterpret_cast<uint32_t*>(split_buffer(u));
+      for (int e = ring_tid; e < ring.elems; e += kRingThreads) {
+        cutlass::tfloat32_t big;
+        split_tf32_bf16(raw[e], big, dst[g.plane_stride + e]);
+        dst[e] = big.raw();
+      }
     }
   };
-  // One A value at byte offset `off` of a plane into the buffer (all parts): kSplitPlanes
-  // reads the three parts from the split planes (`plane` = a split buffer).
+  // One A value at byte offset `off` of a plane into the buffer (not kSplit3x).
   auto put = [&](FragA* rA, int v, int s, const char* plane, int off) __attribute__((always_inline)) {
-    if constexpr (Cfg::kSplitPlanes) {
+    rA[0](v, 0, s) = to_mma<ValA>(*reinterpret_cast<const Element*>(plane + off));
+  };
+  // kSplit3x: k-step s's four A values at byte offsets off (TF32 value order (g, k), (g + 8, k),
+  // (g, k + 1), (g + 8, k + 1), k = 2 (lane % 4): ALayout_64x8 with permuted columns) into the
+  // TF32 part and, as bf16 pairs (ALayout_64x16's registers: rows g, g + 8 of k..k + 1 for
+  // big(x), then for small(x)), into part 1's four registers. kSplitPlanes reads both parts
+  // from the split planes (`plane` = a split buffer), otherwise the raw plane is split here.
+  auto put_split = [&](FragA* rA, int s, const char* plane, const int (&off)[4]) __attribute__((always_inline)) {
+    if constexpr (Cfg::kSplit3x) {
+      static_assert(kValsA == 4 && kParts == 2, "TF32 m64k8 A values, two parts");
+      uint32_t pair[4];
       CUTE_UNROLL
-      for (int q = 0; q < kParts; ++q)
-        rA[q](v, 0, s) = *reinterpret_cast<const cutlass::tfloat32_t*>(plane + q * slot_bytes + off);
-    } else if constexpr (Cfg::kSplit3x) {
-      split_tf32(*reinterpret_cast<const float*>(plane + off), rA[0](v, 0, s), rA[1](v, 0, s), rA[2](v, 0, s));
-    } else {
-      rA[0](v, 0, s) = to_mma<ValA>(*reinterpret_cast<const Element*>(plane + off));
+      for (int v = 0; v < 4; ++v) {
+        if constexpr (Cfg::kSplitPlanes) {
+          rA[0](v, 0, s) = cutlass::tfloat32_t::bitcast(*reinterpret_cast<const uint32_t*>(plane + off[v]));
+          pair[v] = *reinterpret_cast<const uint32_t*>(plane + slot_bytes + off[v]);
+        } else {
+          split_tf32_bf16(*reinterpret_cast<const float*>(plane + off[v]), rA[0](v, 0, s), pair[v]);
+        }
+      }
+      rA[1](0, 0, s) = cutlass::tfloat32_t::bitcast(__byte_perm(pair[0], pair[2], 0x5410));  // low halves
+      rA[1](1, 0, s) = cutlass::tfloat32_t::bitcast(__byte_perm(pair[1], pair[3], 0x5410));
+      rA[1](2, 0, s) = cutlass::tfloat32_t::bitcast(__byte_perm(pair[0], pair[2], 0x7632));  // high halves
+      rA[1](3, 0, s) = cutlass::tfloat32_t::bitcast(__byte_perm(pair[1], pair[3], 0x7632));
     }
   };
   auto fence_a = [&](FragA* rA) __attribute__((always_inline)) {
@@ -323,9 +353,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   auto gather_fast = [&](FragA* rA, const char* slot) __attribute__((always_inline)) {
     CUTE_UNROLL
     for (int s = 0; s < kChunk; ++s) {
-      CUTE_UNROLL
-      for (int v = 0; v < kValsA; ++v)
-        put(rA, v, s, slot, a_off[s][v] + a_row_bytes(v, s));
+      if constexpr (Cfg::kSplit3x) {
+        int off[kValsA];
+        CUTE_UNROLL
+        for (int v = 0; v < kValsA; ++v) off[v] = a_off[s][v] + a_row_bytes(v, s);
+        put_split(rA, s, slot, off);
+      } else {
+        CUTE_UNROLL
+        for (int v = 0; v < kValsA; ++v) put(rA, v, s, slot, a_off[s][v] + a_row_bytes(v, s));
+      }
     }
     fence_a(rA);
   };
@@ -333,10 +369,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   auto gather_chunk = [&](FragA* rA, const char* slot, int c) __attribute__((always_inline)) {
     CUTE_UNROLL
     for (int s = 0; s < kChunk; ++s) {
+      int off[kValsA];
       CUTE_UNROLL
-      for (int v = 0; v < kValsA; ++v) {
-        const int k = c * kChunk * BK + get<1>(tCcA(v, 0, s));
-        put(rA, v, s, slot, a_thread + sKoff[k] + a_row_bytes(v, s));
+      for (int v = 0; v < kValsA; ++v) off[v] = a_thread + sKoff[c * kChunk * BK + a_k(v, s)] + a_row_bytes(v, s);
+      if constexpr (Cfg::kSplit3x) {
+        put_split(rA, s, slot, off);
+      } else {
+        CUTE_UNROLL
+        for (int v = 0; v < kValsA; ++v) put(rA, v, s, slot, off[v]);
       }
     }
     fence_a(rA);
@@ -354,14 +394,25 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       return tCrB;
     }
   };
+  // kSplit3x (kRebuildB): the cross terms' bf16 B descriptors, rebuilt in each step alike.
+  auto b_descriptors_h = [&] {
+    if constexpr (Cfg::kSplit3x) {
+      ValA* base = sW;
+      asm volatile("" : "+l"(base));
+      auto* hbase = reinterpret_cast<cutlass::bfloat16_t*>(base + g.b_tiles * Cfg::kTileBElems);
+      return thr_mma_h.make_fragment_B(thr_mma_h.partition_B(make_tensor(make_smem_ptr(hbase), typename Cfg::SmemLayoutBH{})));
+    } else {
+      return tCrB;  // (unused)
+    }
+  };
 
   // The wgmmas of one chunk (k-steps kstep0..) of plane i = i_begin + u (mod kSlots) into
   // the accumulators of output planes i - kr. Output planes outside [d_begin, d_end) are
   // computed too and never folded: no branch around a wgmma depends on them.
   auto issue = [&](FragA* rA, auto u_c, int kstep0, auto k_steps) __attribute__((always_inline)) {
     constexpr int u = decltype(u_c)::value;
-    const auto b_tiles = k_steps * Int<KR>{};
     auto rB = b_descriptors();
+    [[maybe_unused]] auto rBH = b_descriptors_h();
     CUTE_UNROLL
     for (int j = 0; j < kAcc; ++j) warpgroup_fence_operand(acc[j]);
     warpgroup_arrive();
@@ -373,10 +424,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
         Acc& a = acc[((u - kr) % kAcc + kAcc) % kAcc];  // output plane i - kr
         const auto t = kr * k_steps + kstep;
         tiled_mma.accumulate_ = (kr == 0 && kstep == 0) ? GMMA::ScaleOut::Zero : GMMA::ScaleOut::One;
-        if constexpr (Cfg::kSplit3x) {  // small terms first; small*small dropped
-          gemm(tiled_mma, rA[2](_, _, s), rB(_, _, 0, t + b_tiles), a);
+        if constexpr (Cfg::kSplit3x) {  // the cross terms (bf16) first: the small sums; small * small dropped
+          tiled_mma_h.accumulate_ = tiled_mma.accumulate_;
+          gemm(tiled_mma_h, rA[1](_, _, s), rBH(_, _, 0, t), a);
           tiled_mma.accumulate_ = GMMA::ScaleOut::One;
-          gemm(tiled_mma, rA[1](_, _, s), rB(_, _, 0, t + 2 * b_tiles), a);
         }
         gemm(tiled_mma, rA[0](_, _, s), rB(_, _, 0, t), a);
       }

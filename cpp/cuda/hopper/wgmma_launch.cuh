@@ -179,7 +179,8 @@ cudaError_t launch_config(const Params& p, const WgGeometry& planned, const cute
   return cudaLaunchKernelEx(&config, kernel, p, g, tma_x);
 }
 
-// Element type, wgmma operand type and split of a precision mode.
+// Element type, wgmma operand type and split of a precision mode (kSplit3x: "highest", whose
+// cross terms run in bf16 on this kernel).
 template <Mode kMode> struct ModeTypes;
 template <> struct ModeTypes<Mode::kTF32> {
   using Element = float; using ValA = cutlass::tfloat32_t; static constexpr bool kSplit3x = false;

@@ -31,8 +31,8 @@ __device__ __forceinline__ void weight_offsets(const Params& p, const WgGeometry
 }
 
 // This CTA's weights (its channel group, w at its first channel, c_here channels) as wgmma B
-// tiles in shared memory, in the canonical K-major layout (sB: (N, BK, tiles), weight copies
-// (3xTF32: big, cross, small) one after another along the tile mode). Each thread owns fixed
+// tiles in shared memory, in the canonical K-major layout (sB: (N, BK, tiles); kSplit3x: sB
+// the TF32 big parts in permuted columns, sBH: (N, 16, tiles) the bf16 (small ; big) pairs). Each thread owns fixed
 // (n, column) pairs of the B tiles and walks the tiles: one offset load, one global load and
 // one store per element, consecutive threads on consecutive k (coalesced for a contiguous
 // weight), kBatch tiles of all its pairs in flight per round trip (all of B for C_in * k_p *
@@ -71,8 +71,8 @@ struct WeightTiles {
       }
     }
   }
-  template <class SmemB>
-  __device__ void store(const WgGeometry& g, int tid, SmemB& sB, int t0) const {
+  template <class SmemB, class SmemBH>
+  __device__ void store(const WgGeometry& g, int tid, SmemB& sB, SmemBH& sBH, int t0) const {
     CUTE_UNROLL
     for (int j = 0; j < kOwn; ++j) {
       if (tid + j * Cfg::kThreads >= kPairs) break;
@@ -81,11 +81,12 @@ struct WeightTiles {
         const int t = t0 + u;
         if (t >= g.b_tiles) break;
         if constexpr (Cfg::kSplit3x) {
-          cutlass::tfloat32_t big, cross, small;
-          split_tf32(vals[j][u], big, cross, small);
-          sB(n_of[j], col[j], t) = big;
-          sB(n_of[j], col[j], t + g.b_tiles) = cross;
-          sB(n_of[j], col[j], t + 2 * g.b_tiles) = small;
+          cutlass::tfloat32_t big;
+          uint32_t pair;
+          split_tf32_bf16(vals[j][u], big, pair);
+          sB(n_of[j], Cfg::unpermute_k(col[j]), t) = big;
+          sBH(n_of[j], col[j], t) = cutlass::bfloat16_t::bitcast(uint16_t(pair >> 16));  // small(w) x big(x)
+          sBH(n_of[j], col[j] + BK, t) = cutlass::bfloat16_t::bitcast(uint16_t(pair));    // big(w) x small(x)
         } else {
           sB(n_of[j], col[j], t) = ValA(vals[j][u]);
         }
