@@ -30,15 +30,20 @@ __device__ __forceinline__ float min_nan(float a, float b) {
   return r;
 }
 
-// 3xTF32 split: big = v rounded to TF32 (round half up on the magnitude), small = the
-// exact remainder v - big, itself rounded to TF32. The cross terms use `cross`:
+// v rounded to TF32 (round half up on the magnitude), as float bits: the splits' big part.
+__device__ __forceinline__ uint32_t tf32_big_bits(float v) {
+  return cutlass::tfloat32_t::round_half_ulp_truncate(v).raw() & 0xffffe000u;
+}
+
+// 3xTF32 split: big = tf32_big_bits(v), small = the exact remainder v - big, itself rounded
+// to TF32. The cross terms use `cross`:
 // big for finite values, 0 for Inf/NaN, so that an Inf never meets the other operand's
 // small part (often exactly 0) and turns into a NaN; big * big alone carries Inf/NaN.
 __device__ __forceinline__ void split_tf32(float v, cutlass::tfloat32_t& big,
                                            cutlass::tfloat32_t& cross,
                                            cutlass::tfloat32_t& small) {
   const bool finite = isfinite(v);
-  const uint32_t big_bits = cutlass::tfloat32_t::round_half_ulp_truncate(v).raw() & 0xffffe000u;
+  const uint32_t big_bits = tf32_big_bits(v);
   big = cutlass::tfloat32_t::bitcast(big_bits);
   cross = cutlass::tfloat32_t::bitcast(finite ? big_bits : 0u);
   // Rounded too (the MMA would truncate it): unbiased errors do not pile up over long K.
@@ -53,7 +58,7 @@ __device__ __forceinline__ void split_tf32(float v, cutlass::tfloat32_t& big,
 // product (float64 simulation: rel err 0.6-2.3e-6 at K = 81..2000, 3xTF32 ~1e-7).
 __device__ __forceinline__ void split_tf32_bf16(float v, cutlass::tfloat32_t& big, uint32_t& pair) {
   const bool finite = isfinite(v);
-  const uint32_t big_bits = cutlass::tfloat32_t::round_half_ulp_truncate(v).raw() & 0xffffe000u;
+  const uint32_t big_bits = tf32_big_bits(v);
   big = cutlass::tfloat32_t::bitcast(big_bits);
   const float cross = finite ? __uint_as_float(big_bits) : 0.0f;
   const float small = finite ? v - __uint_as_float(big_bits) : 0.0f;

@@ -217,9 +217,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
 
   // ---- weights: B tiles in the canonical K-major layout ---------------------------------
   Tensor sB = make_tensor(make_smem_ptr(sW), typename Cfg::SmemLayoutB{});  // (N,BK,tiles)
-  // kSplit3x: the cross terms' bf16 tiles, after the TF32 ones
-  auto* sWH = reinterpret_cast<cutlass::bfloat16_t*>(sW + (Cfg::kSplit3x ? g.b_tiles * Cfg::kTileBElems : 0));
-  Tensor sBH = make_tensor(make_smem_ptr(sWH), typename Cfg::SmemLayoutBH{});  // (N,16,tiles)
+  // kSplit3x: the cross terms' bf16 tiles, after the b_tiles TF32 ones of the weights at `base`
+  auto bf16_tiles = [&](ValA* base) {
+    return make_tensor(make_smem_ptr(reinterpret_cast<cutlass::bfloat16_t*>(base + g.b_tiles * Cfg::kTileBElems)),
+                       typename Cfg::SmemLayoutBH{});  // (N,16,tiles)
+  };
+  Tensor sBH = bf16_tiles(sW);
   constexpr int kBatch = WeightTiles<Cfg>::kBatch;
   if constexpr (kWeightsEarly) {
     early.store(g, tid, sB, sBH, 0);
@@ -345,6 +348,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       rA[1](3, 0, s) = cutlass::tfloat32_t::bitcast(__byte_perm(pair[1], pair[3], 0x7632));
     }
   };
+  // k-step s's A values at byte offsets off into the buffer (all parts).
+  auto put_step = [&](FragA* rA, int s, const char* plane, const int (&off)[kValsA]) __attribute__((always_inline)) {
+    if constexpr (Cfg::kSplit3x) {
+      put_split(rA, s, plane, off);
+    } else {
+      CUTE_UNROLL
+      for (int v = 0; v < kValsA; ++v) put(rA, v, s, plane, off[v]);
+    }
+  };
   auto fence_a = [&](FragA* rA) __attribute__((always_inline)) {
     CUTE_UNROLL
     for (int q = 0; q < kParts; ++q) warpgroup_fence_operand(rA[q]);
@@ -353,15 +365,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   auto gather_fast = [&](FragA* rA, const char* slot) __attribute__((always_inline)) {
     CUTE_UNROLL
     for (int s = 0; s < kChunk; ++s) {
-      if constexpr (Cfg::kSplit3x) {
-        int off[kValsA];
-        CUTE_UNROLL
-        for (int v = 0; v < kValsA; ++v) off[v] = a_off[s][v] + a_row_bytes(v, s);
-        put_split(rA, s, slot, off);
-      } else {
-        CUTE_UNROLL
-        for (int v = 0; v < kValsA; ++v) put(rA, v, s, slot, a_off[s][v] + a_row_bytes(v, s));
-      }
+      int off[kValsA];
+      CUTE_UNROLL
+      for (int v = 0; v < kValsA; ++v) off[v] = a_off[s][v] + a_row_bytes(v, s);
+      put_step(rA, s, slot, off);
     }
     fence_a(rA);
   };
@@ -372,12 +379,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       int off[kValsA];
       CUTE_UNROLL
       for (int v = 0; v < kValsA; ++v) off[v] = a_thread + sKoff[c * kChunk * BK + a_k(v, s)] + a_row_bytes(v, s);
-      if constexpr (Cfg::kSplit3x) {
-        put_split(rA, s, slot, off);
-      } else {
-        CUTE_UNROLL
-        for (int v = 0; v < kValsA; ++v) put(rA, v, s, slot, off[v]);
-      }
+      put_step(rA, s, slot, off);
     }
     fence_a(rA);
   };
@@ -399,8 +401,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     if constexpr (Cfg::kSplit3x) {
       ValA* base = sW;
       asm volatile("" : "+l"(base));
-      auto* hbase = reinterpret_cast<cutlass::bfloat16_t*>(base + g.b_tiles * Cfg::kTileBElems);
-      return thr_mma_h.make_fragment_B(thr_mma_h.partition_B(make_tensor(make_smem_ptr(hbase), typename Cfg::SmemLayoutBH{})));
+      return thr_mma_h.make_fragment_B(thr_mma_h.partition_B(bf16_tiles(base)));
     } else {
       return tCrB;  // (unused)
     }
