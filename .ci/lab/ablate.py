@@ -15,8 +15,8 @@ def rep(a, b):
     s = s.replace(a, b)
 rep("        gemm(tiled_mma, rA[0](_, _, s), rB(_, _, 0, t), a);\n",
     "#if !LAB_NOWG\n        gemm(tiled_mma, rA[0](_, _, s), rB(_, _, 0, t), a);\n#endif\n")
-rep("        if constexpr (Cfg::kSplit3x) {  // small terms first; small*small dropped",
-    "        if constexpr (Cfg::kSplit3x && !LAB_NOWG) {  // small terms first; small*small dropped")
+rep("        if constexpr (Cfg::kSplit3x) {  // the cross terms (bf16) first: the small sums; small * small dropped",
+    "        if constexpr (Cfg::kSplit3x && !LAB_NOWG) {  // the cross terms (bf16) first")
 # LAB_NOSPLIT: 3xTF32's split planes are not written (the gather reads what is there).
 rep("  auto split_plane = [&](auto u_c) __attribute__((always_inline)) {\n    if constexpr (Cfg::kSplitPlanes) {",
     "  auto split_plane = [&](auto u_c) __attribute__((always_inline)) {\n    if constexpr (Cfg::kSplitPlanes && !LAB_NOSPLIT) {")
@@ -27,14 +27,15 @@ rep("  int a_off[kChunk][kValsA];\n",
     "#if LAB_AOFF16\n  uint32_t a_off2[kChunk][(kValsA + 1) / 2] = {};\n"
     "  auto a_off_at = [&](int s, int v) { return int((a_off2[s][v / 2] >> (16 * (v % 2))) & 0xffffu); };\n"
     "#else\n  int a_off[kChunk][kValsA];\n  auto a_off_at = [&](int s, int v) { return a_off[s][v]; };\n#endif\n")
-rep("      a_off[s][v] = Cfg::kOneChunk ? a_thread + sKoff[get<1>(tCcA(v, 0, s))] : 0;\n",
-    "#if LAB_AOFF16\n      a_off2[s][v / 2] |= uint32_t(Cfg::kOneChunk ? a_thread + sKoff[get<1>(tCcA(v, 0, s))] : 0) << (16 * (v % 2));\n"
-    "#else\n      a_off[s][v] = Cfg::kOneChunk ? a_thread + sKoff[get<1>(tCcA(v, 0, s))] : 0;\n#endif\n")
-rep("        put(rA, v, s, slot, a_off[s][v] + a_row_bytes(v, s));",
-    "        put(rA, v, s, slot, a_off_at(s, v) + a_row_bytes(v, s));")
-rep("        put(rA, v, s, slot, a_off_at(s, v) + a_row_bytes(v, s));",
-    "        if (LAB_NOGATHER) { for (int q = 0; q < kParts; ++q) rA[q](v, 0, s) = ValA(__int_as_float(a_off_at(s, v) + v)); }\n"
-    "        else put(rA, v, s, slot, a_off_at(s, v) + a_row_bytes(v, s));")
+rep("      a_off[s][v] = Cfg::kOneChunk ? a_thread + sKoff[a_k(v, s)] : 0;\n",
+    "#if LAB_AOFF16\n      a_off2[s][v / 2] |= uint32_t(Cfg::kOneChunk ? a_thread + sKoff[a_k(v, s)] : 0) << (16 * (v % 2));\n"
+    "#else\n      a_off[s][v] = Cfg::kOneChunk ? a_thread + sKoff[a_k(v, s)] : 0;\n#endif\n")
+rep("      for (int v = 0; v < kValsA; ++v) off[v] = a_off[s][v] + a_row_bytes(v, s);\n      put_step(rA, s, slot, off);\n",
+    "      for (int v = 0; v < kValsA; ++v) off[v] = a_off_at(s, v) + a_row_bytes(v, s);\n"
+    "      if (LAB_NOGATHER) {  // offsets as values: the wgmmas still wait on them\n"
+    "        for (int q = 0; q < kParts; ++q)\n"
+    "          for (int v = 0; v < kValsA; ++v) rA[q](v, 0, s) = ValA(__int_as_float(off[v] + v));\n"
+    "      } else {\n        put_step(rA, s, slot, off);\n      }\n")
 # LAB_FOLDFIRST: one A buffer (3xTF32 in one chunk) folds right after its step's wait, before
 # the gather and the wgmmas, instead of after them.
 rep("""      if constexpr (kABuf == 1) warpgroup_wait<0>();  // the buffer's last reader is done
@@ -92,8 +93,8 @@ defs += ("#if LAB_TIMELINE\nconstexpr int kLabTimelineCtas = 1 << 16;\n"
          "  unsigned long long t;\n  asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t));\n  return t;\n}\n#endif\n")
 # LAB_NOWEIGHTS: no weight loads or stores (the B tiles stay as shared memory left them).
 rep("    early.load(g, sWoff, 0);\n", "    if (!LAB_NOWEIGHTS) early.load(g, sWoff, 0);\n")
-rep("    early.store(g, tid, sB, 0);\n    for (int t0 = kBatch; t0 < g.b_tiles;",
-    "    if (!LAB_NOWEIGHTS) early.store(g, tid, sB, 0);\n    for (int t0 = kBatch; t0 < (LAB_NOWEIGHTS ? 0 : g.b_tiles);")
+rep("    early.store(g, tid, sB, sBH, 0);\n    for (int t0 = kBatch; t0 < g.b_tiles;",
+    "    if (!LAB_NOWEIGHTS) early.store(g, tid, sB, sBH, 0);\n    for (int t0 = kBatch; t0 < (LAB_NOWEIGHTS ? 0 : g.b_tiles);")
 rep("    for (int t0 = 0; t0 < g.b_tiles; t0 += kBatch) {",
     "    for (int t0 = 0; t0 < (LAB_NOWEIGHTS ? 0 : g.b_tiles); t0 += kBatch) {")
 s = s.replace("#include <cooperative_groups.h>", defs + "#include <cooperative_groups.h>", 1)
@@ -122,4 +123,18 @@ c = c.replace(a, "#ifdef LAB_MAXSPLIT\n  static constexpr int kMaxSplit = LAB_MA
 a = "  static constexpr bool kRebuildB = kSplit3x;"
 assert a in c
 c = c.replace(a, "#ifdef LAB_REBUILDB\n  static constexpr bool kRebuildB = LAB_REBUILDB;\n#else\n" + a + "\n#endif")
+# LAB_SPLITPLANES: 0 splits "highest"'s one-chunk A values in the gather (as its chunked kernels
+# do) instead of once per plane into split planes (kSplitPlanes).
+a = "  static constexpr bool kSplitPlanes = kSplit3x && kOneChunk;"
+assert a in c
+c = c.replace(a, "#ifdef LAB_SPLITPLANES\n  static constexpr bool kSplitPlanes = kSplit3x && kOneChunk && LAB_SPLITPLANES;\n#else\n" + a + "\n#endif")
+# LAB_ABUF2: "highest" in one chunk with two A buffers and its wgmmas issued first (as TF32's
+# kernel), so that the gather of plane i + 1 runs under plane i's wgmmas.
+for a, b in [("  static constexpr int kABuffers = ((kSplit3x && kOneChunk) || kRetireEachPlane) ? 1 : 2;",
+              "  static constexpr int kABuffers = ((kSplit3x && kOneChunk && !LAB_ABUF2) || kRetireEachPlane) ? 1 : 2;"),
+             ("  static constexpr bool kIssueFirst = kOneChunk && (kRetireEachPlane || (!kSplit3x && sizeof(ValA) == 4));",
+              "  static constexpr bool kIssueFirst = kOneChunk && (kRetireEachPlane || ((LAB_ABUF2 || !kSplit3x) && sizeof(ValA) == 4));")]:
+    assert a in c
+    c = c.replace(a, b)
+c = c.replace("#include", "#ifndef LAB_ABUF2\n#define LAB_ABUF2 0\n#endif\n#include", 1)
 open(f'{out}/cuda/hopper/wgmma_config.cuh', 'w').write(c)
