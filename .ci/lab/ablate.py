@@ -100,34 +100,36 @@ rep("    for (int t0 = 0; t0 < g.b_tiles; t0 += kBatch) {",
 s = s.replace("#include <cooperative_groups.h>", defs + "#include <cooperative_groups.h>", 1)
 open(f'{out}/cuda/hopper/wgmma_kernel.cuh', 'w').write(s)
 c = open('cpp/cuda/hopper/wgmma_config.cuh').read()
-# LAB_MINB: CTAs per SM the registers must allow (the declaration up to its ';').
-i = c.index("  static constexpr int kMinBlocks =")
-a = c[i:c.index(";", i) + 1]
-c = c.replace(a, "#ifdef LAB_MINB\n  static constexpr int kMinBlocks = LAB_MINB;\n#else\n" + a + "\n#endif")
+def lab_override(switch, old, new):
+    """Replaces the declaration `old` (once in the config) by `new` where `switch` is defined."""
+    global c
+    assert c.count(old) == 1, old
+    body = old.rstrip("\n")  # a trailing newline stays after the #endif
+    c = c.replace(old, f"#ifdef {switch}\n{new}\n#else\n{body}\n#endif{old[len(body):]}")
+def declaration(start):  # the declaration from `start` up to its ';'
+    i = c.index(start)
+    return c[i:c.index(";", i) + 1]
+# LAB_MINB: CTAs per SM the registers must allow.
+lab_override("LAB_MINB", declaration("  static constexpr int kMinBlocks ="),
+             "  static constexpr int kMinBlocks = LAB_MINB;")
 # LAB_TILEP: output rows per tile of every kernel the lab builds (4: 4 x 16, 2: 2 x 32).
-a = ("  static constexpr int kWgTileP = kTileP_, kTileQ = 64 / kTileP_;  // one warpgroup's rows, columns\n"
-     "  static constexpr int kTileP = kTileP_ * kWarpgroups_ / kItemsPerCta;  // a work item's rows\n")
-assert a in c
-c = c.replace(a, "#ifdef LAB_TILEP\n  static constexpr int kWgTileP = LAB_TILEP, kTileQ = 64 / LAB_TILEP;\n"
-              "  static constexpr int kTileP = LAB_TILEP * kWarpgroups_ / kItemsPerCta;\n#else\n" + a + "#endif\n")
+lab_override("LAB_TILEP",
+             "  static constexpr int kWgTileP = kTileP_, kTileQ = 64 / kTileP_;  // one warpgroup's rows, columns\n"
+             "  static constexpr int kTileP = kTileP_ * kWarpgroups_ / kItemsPerCta;  // a work item's rows\n",
+             "  static constexpr int kWgTileP = LAB_TILEP, kTileQ = 64 / LAB_TILEP;\n"
+             "  static constexpr int kTileP = LAB_TILEP * kWarpgroups_ / kItemsPerCta;")
 # LAB_PITCH: the TMA kernels' footprint row pitch (elements; a TMA box row: 16-byte multiples).
-i = c.index("  static constexpr int kRowPitch =")
-a = c[i:c.index(";", i) + 1]
-c = c.replace(a, "#ifdef LAB_PITCH\n  static constexpr int kRowPitch = kTma_ ? LAB_PITCH : kTileQ + kMaxKQ - 1;\n"
-              "#else\n" + a + "\n#endif")
+lab_override("LAB_PITCH", declaration("  static constexpr int kRowPitch ="),
+             "  static constexpr int kRowPitch = kTma_ ? LAB_PITCH : kTileQ + kMaxKQ - 1;")
 # LAB_MAXSPLIT: the largest R split (CTAs per tile and channel group).
-a = "  static constexpr int kMaxSplit = 4;"
-assert a in c
-c = c.replace(a, "#ifdef LAB_MAXSPLIT\n  static constexpr int kMaxSplit = LAB_MAXSPLIT;\n#else\n" + a + "\n#endif")
+lab_override("LAB_MAXSPLIT", "  static constexpr int kMaxSplit = 4;", "  static constexpr int kMaxSplit = LAB_MAXSPLIT;")
 # LAB_REBUILDB: 1 rebuilds the B descriptors in every step, 0 holds them (kRebuildB).
-a = "  static constexpr bool kRebuildB = kSplit3x;"
-assert a in c
-c = c.replace(a, "#ifdef LAB_REBUILDB\n  static constexpr bool kRebuildB = LAB_REBUILDB;\n#else\n" + a + "\n#endif")
+lab_override("LAB_REBUILDB", "  static constexpr bool kRebuildB = kSplit3x;",
+             "  static constexpr bool kRebuildB = LAB_REBUILDB;")
 # LAB_SPLITPLANES: 0 splits "highest"'s one-chunk A values in the gather (as its chunked kernels
 # do) instead of once per plane into split planes (kSplitPlanes).
-a = "  static constexpr bool kSplitPlanes = kSplit3x && kOneChunk;"
-assert a in c
-c = c.replace(a, "#ifdef LAB_SPLITPLANES\n  static constexpr bool kSplitPlanes = kSplit3x && kOneChunk && LAB_SPLITPLANES;\n#else\n" + a + "\n#endif")
+lab_override("LAB_SPLITPLANES", "  static constexpr bool kSplitPlanes = kSplit3x && kOneChunk;",
+             "  static constexpr bool kSplitPlanes = kSplit3x && kOneChunk && LAB_SPLITPLANES;")
 # LAB_ABUF2: "highest" in one chunk with two A buffers and its wgmmas issued first (as TF32's
 # kernel), so that the gather of plane i + 1 runs under plane i's wgmmas.
 for a, b in [("  static constexpr int kABuffers = ((kSplit3x && kOneChunk) || kRetireEachPlane) ? 1 : 2;",
