@@ -132,11 +132,13 @@ lab_override("LAB_SPLITPLANES", "  static constexpr bool kSplitPlanes = kSplit3x
              "  static constexpr bool kSplitPlanes = kSplit3x && kOneChunk && LAB_SPLITPLANES;")
 # LAB_ABUF2: "highest" in one chunk with two A buffers and its wgmmas issued first (as TF32's
 # kernel), so that the gather of plane i + 1 runs under plane i's wgmmas.
+# LAB_IF16: 16-bit operands' non-retiring one-chunk kernels issue first too (their two A
+# buffers exist already; the config keeps gather-first for them).
 for a, b in [("  static constexpr int kABuffers = ((kSplit3x && kOneChunk) || kRetireEachPlane) ? 1 : 2;",
               "  static constexpr int kABuffers = ((kSplit3x && kOneChunk && !LAB_ABUF2) || kRetireEachPlane) ? 1 : 2;"),
              ("  static constexpr bool kIssueFirst = kOneChunk && (kRetireEachPlane || (!kSplit3x && sizeof(ValA) == 4));",
-              "  static constexpr bool kIssueFirst = kOneChunk && (kRetireEachPlane || ((LAB_ABUF2 || !kSplit3x) && sizeof(ValA) == 4));")]:
+              "  static constexpr bool kIssueFirst = kOneChunk && (kRetireEachPlane || ((LAB_ABUF2 || !kSplit3x) && (sizeof(ValA) == 4 || LAB_IF16)));")]:
     assert a in c
     c = c.replace(a, b)
-c = c.replace("#include", "#ifndef LAB_ABUF2\n#define LAB_ABUF2 0\n#endif\n#include", 1)
+c = c.replace("#include", "#ifndef LAB_ABUF2\n#define LAB_ABUF2 0\n#endif\n#ifndef LAB_IF16\n#define LAB_IF16 0\n#endif\n#include", 1)
 open(f'{out}/cuda/hopper/wgmma_config.cuh', 'w').write(c)

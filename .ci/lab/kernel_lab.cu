@@ -10,8 +10,9 @@
 // Environment: LAB_RESIDENT (SMs the R split may fill), LAB_SMEM (pad shared memory),
 // LAB_NOPAIRS (16-bit: the register-staged ring instead of cp.async by pairs).
 // -DLAB_TMA=1: the kernel that loads planes by TMA (only for inputs that fit it).
-// -DLAB_TIMELINE=1: one extra launch records each CTA's start, end and SM, and the lab prints
-// the span, the CTA durations and how many CTAs each SM held over time.
+// -DLAB_TIMELINE=1: one extra launch records each CTA's start, end and SM (a persistent CTA's
+// end: its last item's), and the lab prints the span, the CTA durations and how many CTAs
+// each SM held over time.
 // -DLAB_STEPS=1: one extra launch records the SM clock at five points of each TF32 one-chunk
 // plane step in the first CTAs, and the lab prints the median length of each phase.
 // Inputs as the tests draw them (conftest.make_inputs): x and bias randn, weight randn /
@@ -205,40 +206,50 @@ int main(int argc, char** argv) {
   std::sort(ts.begin(), ts.end());
 #if LAB_TIMELINE
   {  // one more launch: each CTA's start, end and SM (ablate.py's LAB_TIMELINE)
+    // A persistent grid launches fewer CTAs than `grid` (its items): the records start zeroed
+    // and only the CTAs that wrote one count.
+    std::vector<unsigned long long> tl(3 * size_t(std::min(grid, kLabTimelineCtas)), 0ull);
+    CK(cudaMemcpyToSymbol(lab_timeline, tl.data(), tl.size() * sizeof(tl[0])));
     p.x = dx[0];
     CK(lab_launch(p, g, st));
     CK(cudaStreamSynchronize(st));
-    const int n = std::min(grid, kLabTimelineCtas);
-    std::vector<unsigned long long> tl(3 * size_t(n));
     CK(cudaMemcpyFromSymbol(tl.data(), lab_timeline, tl.size() * sizeof(tl[0])));
-    unsigned long long t_lo = ~0ull, t_hi = 0, last_start = 0;
-    std::vector<double> dur(n);
-    std::vector<int> per_sm(sms, 0);
-    for (int i = 0; i < n; ++i) {
-      t_lo = std::min(t_lo, tl[3 * i]);
-      t_hi = std::max(t_hi, tl[3 * i + 1]);
-      last_start = std::max(last_start, tl[3 * i]);
-      dur[i] = 1e-3 * double(tl[3 * i + 1] - tl[3 * i]);
-      if (tl[3 * i + 2] < unsigned(sms)) ++per_sm[tl[3 * i + 2]];
+    std::vector<unsigned long long> written;
+    for (size_t i = 0; i < tl.size(); i += 3)
+      if (tl[i] != 0) written.insert(written.end(), {tl[i], tl[i + 1], tl[i + 2]});
+    tl.swap(written);
+    const int n = int(tl.size() / 3);
+    if (n == 0) printf("TIMELINE: no CTA wrote a record\n");
+    else {
+      unsigned long long t_lo = ~0ull, t_hi = 0, last_start = 0;
+      std::vector<double> dur(n);
+      std::vector<int> per_sm(sms, 0);
+      for (int i = 0; i < n; ++i) {
+        t_lo = std::min(t_lo, tl[3 * i]);
+        t_hi = std::max(t_hi, tl[3 * i + 1]);
+        last_start = std::max(last_start, tl[3 * i]);
+        dur[i] = 1e-3 * double(tl[3 * i + 1] - tl[3 * i]);
+        if (tl[3 * i + 2] < unsigned(sms)) ++per_sm[tl[3 * i + 2]];
+      }
+      const double span = 1e-3 * double(t_hi - t_lo);
+      double busy = 0;
+      for (double d : dur) busy += d;
+      std::vector<double> sorted = dur;
+      std::sort(sorted.begin(), sorted.end());
+      printf("TIMELINE %d CTAs: span %.2f us, last CTA starts at %.2f us; CTA us p10 %.2f median %.2f p90 %.2f "
+             "max %.2f; CTAs per SM %d..%d; mean resident CTAs per SM %.2f\n",
+             n, span, 1e-3 * double(last_start - t_lo), sorted[n / 10], sorted[n / 2], sorted[9 * n / 10],
+             sorted[n - 1], *std::min_element(per_sm.begin(), per_sm.end()),
+             *std::max_element(per_sm.begin(), per_sm.end()), busy / (sms * span));
+      printf("TIMELINE resident CTAs per SM at 5%%, 15%%, .. 95%% of the span:");
+      for (int k = 0; k < 10; ++k) {
+        const unsigned long long t = t_lo + (unsigned long long)((k + 0.5) / 10 * double(t_hi - t_lo));
+        int running = 0;
+        for (int i = 0; i < n; ++i) running += tl[3 * i] <= t && t < tl[3 * i + 1];
+        printf(" %.2f", double(running) / sms);
+      }
+      printf("\n");
     }
-    const double span = 1e-3 * double(t_hi - t_lo);
-    double busy = 0;
-    for (double d : dur) busy += d;
-    std::vector<double> sorted = dur;
-    std::sort(sorted.begin(), sorted.end());
-    printf("TIMELINE %d CTAs: span %.2f us, last CTA starts at %.2f us; CTA us p10 %.2f median %.2f p90 %.2f "
-           "max %.2f; CTAs per SM %d..%d; mean resident CTAs per SM %.2f\n",
-           n, span, 1e-3 * double(last_start - t_lo), sorted[n / 10], sorted[n / 2], sorted[9 * n / 10],
-           sorted[n - 1], *std::min_element(per_sm.begin(), per_sm.end()),
-           *std::max_element(per_sm.begin(), per_sm.end()), busy / (sms * span));
-    printf("TIMELINE resident CTAs per SM at 5%%, 15%%, .. 95%% of the span:");
-    for (int k = 0; k < 10; ++k) {
-      const unsigned long long t = t_lo + (unsigned long long)((k + 0.5) / 10 * double(t_hi - t_lo));
-      int running = 0;
-      for (int i = 0; i < n; ++i) running += tl[3 * i] <= t && t < tl[3 * i + 1];
-      printf(" %.2f", double(running) / sms);
-    }
-    printf("\n");
   }
 #endif
 #if LAB_STEPS
