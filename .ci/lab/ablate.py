@@ -22,6 +22,13 @@ rep("  auto split_plane = [&](auto u_c) __attribute__((always_inline)) {\n    if
     "  auto split_plane = [&](auto u_c) __attribute__((always_inline)) {\n    if constexpr (Cfg::kSplitPlanes && !LAB_NOSPLIT) {")
 rep("      if (loads_next(i)) ring.load_async(",
     "      if (!LAB_NOLOAD && loads_next(i)) ring.load_async(")
+# By TMA, LAB_NOLOAD issues no plane load and waits for none (the ring keeps whatever shared
+# memory held): until session 40 it removed only the cp.async ring's loads, so the TMA
+# kernels' "no loads" rows had timed the whole kernel.
+rep("  auto load_tma_at = [&](int s, int r, int bb, int pp0, int qq0) {  // the ring's thread 0 only\n",
+    "  auto load_tma_at = [&](int s, int r, int bb, int pp0, int qq0) {  // the ring's thread 0 only\n"
+    "    if (LAB_NOLOAD) return;\n")
+rep("  auto wait_tma = [&](int s, int i) {\n", "  auto wait_tma = [&](int s, int i) {\n    if (LAB_NOLOAD) return;\n")
 # LAB_AOFF16: the fast path's A byte offsets (< 64 KB) two per register.
 rep("  int a_off[kChunk][kValsA];\n",
     "#if LAB_AOFF16\n  uint32_t a_off2[kChunk][(kValsA + 1) / 2] = {};\n"
@@ -121,6 +128,9 @@ lab_override("LAB_TILEP",
 # LAB_PITCH: the TMA kernels' footprint row pitch (elements; a TMA box row: 16-byte multiples).
 lab_override("LAB_PITCH", declaration("  static constexpr int kRowPitch ="),
              "  static constexpr int kRowPitch = kTma_ ? LAB_PITCH : kTileQ + kMaxKQ - 1;")
+# LAB_PREFETCH: planes in flight beyond the one in use (kPrefetch).
+lab_override("LAB_PREFETCH", declaration("  static constexpr int kPrefetch ="),
+             "  static constexpr int kPrefetch = LAB_PREFETCH;")
 # LAB_MAXSPLIT: the largest R split (CTAs per tile and channel group).
 lab_override("LAB_MAXSPLIT", "  static constexpr int kMaxSplit = 4;", "  static constexpr int kMaxSplit = LAB_MAXSPLIT;")
 # LAB_REBUILDB: 1 rebuilds the B descriptors in every step, 0 holds them (kRebuildB).
