@@ -17,6 +17,14 @@ rep("        gemm(tiled_mma, rA[0](_, _, s), rB(_, _, 0, t), a);\n",
     "#if !LAB_NOWG\n        gemm(tiled_mma, rA[0](_, _, s), rB(_, _, 0, t), a);\n#endif\n")
 rep("        if constexpr (Cfg::kSplit3x) {  // the cross terms (bf16) first: the small sums; small * small dropped",
     "        if constexpr (Cfg::kSplit3x && !LAB_NOWG) {  // the cross terms (bf16) first")
+# LAB_XORDER: "highest" issues a k-step's cross-term wgmmas for every kr first, then its TF32
+# ones (the SASS pairs each cross term with the TF32 wgmma of the same accumulator back to back).
+rep("#if !LAB_NOWG\n        gemm(tiled_mma, rA[0](_, _, s), rB(_, _, 0, t), a);\n#endif\n      }\n    }\n",
+    "#if !LAB_NOWG\n        if (!(LAB_XORDER && Cfg::kSplit3x)) gemm(tiled_mma, rA[0](_, _, s), rB(_, _, 0, t), a);\n#endif\n      }\n"
+    "#if !LAB_NOWG\n      if constexpr (LAB_XORDER && Cfg::kSplit3x) {\n        tiled_mma.accumulate_ = GMMA::ScaleOut::One;\n"
+    "        CUTE_UNROLL\n        for (int kr = 0; kr < KR; ++kr)\n"
+    "          gemm(tiled_mma, rA[0](_, _, s), rB(_, _, 0, kr * k_steps + kstep), acc[((u - kr) % kAcc + kAcc) % kAcc]);\n"
+    "      }\n#endif\n    }\n")
 # LAB_NOSPLIT: 3xTF32's split planes are not written (the gather reads what is there).
 rep("  auto split_plane = [&](auto u_c) __attribute__((always_inline)) {\n    if constexpr (Cfg::kSplitPlanes) {",
     "  auto split_plane = [&](auto u_c) __attribute__((always_inline)) {\n    if constexpr (Cfg::kSplitPlanes && !LAB_NOSPLIT) {")
@@ -88,7 +96,7 @@ rep("      if (more) gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots
     "      if (more) gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots));\n      LAB_MARK(4);\n")
 defs = "".join(f"#ifndef LAB_{n}\n#define LAB_{n} 0\n#endif\n" for n in
                ["NOWG", "NOLOAD", "NOGATHER", "NOFOLD", "NOSYNC", "NOWEIGHTS", "TIMELINE", "AOFF16", "NOLOOP", "NOEPI",
-                "STEPS", "NOSPLIT", "FOLDFIRST"])
+                "STEPS", "NOSPLIT", "FOLDFIRST", "XORDER"])
 defs += ("constexpr int kLabStepCtas = 512, kLabSteps = 32;\n"
          "__device__ unsigned lab_steps[kLabStepCtas][kLabSteps][5];\n"
          "#define LAB_MARK(k) do { if (LAB_STEPS && tid == 0 && blockIdx.x < kLabStepCtas && i - i_begin < kLabSteps) {"
