@@ -28,24 +28,9 @@ rep("#if !LAB_NOWG\n        gemm(tiled_mma, rA[0](_, _, s), rB(_, _, 0, t), a);\
 # LAB_NOSPLIT: 3xTF32's split planes are not written (the gather reads what is there).
 rep("  auto split_plane = [&](auto u_c) __attribute__((always_inline)) {\n    if constexpr (Cfg::kSplitPlanes) {",
     "  auto split_plane = [&](auto u_c) __attribute__((always_inline)) {\n    if constexpr (Cfg::kSplitPlanes && !LAB_NOSPLIT) {")
-# LAB_SPLITDENSE: the split pass covers only the footprint columns the gather reads (kTileQ +
-# k_q - 1 of each kRowPitch-wide row: 408 of 528 elements at the reference, 2 x 32 tiles), so
-# that its slowest warp takes 4 trips instead of 5 (row by a float reciprocal: j < 2^22). TMA
-# kernels only: the cp.async ring's threads split just the elements they copied themselves.
-rep("""      for (int e = ring_tid; e < ring.elems; e += kRingThreads) {
-        cutlass::tfloat32_t big;
-        split_tf32_bf16(raw[e], big, dst[g.plane_stride + e]);""",
-    """#if LAB_SPLITDENSE
-      static_assert(Cfg::kTma, "LAB_SPLITDENSE: every element has landed (TMA) before the split");
-      const int cols = Cfg::kTileQ + p.k_q - 1, used = p.c_in * g.foot_p * cols;
-      const float inv_cols = 1.0f / float(cols);
-      for (int j = ring_tid; j < used; j += kRingThreads) {
-        const int row = int((float(j) + 0.5f) * inv_cols), e = row * kPitch + (j - row * cols);
-#else
-      for (int e = ring_tid; e < ring.elems; e += kRingThreads) {
-#endif
-        cutlass::tfloat32_t big;
-        split_tf32_bf16(raw[e], big, dst[g.plane_stride + e]);""")
+# LAB_SPLITDENSE (session 40, the split pass over only the footprint columns the gather reads)
+# lost 15% in session 41 and was removed; commit d526165 has it. LAB_SPLITBATCH=n below
+# overrides the config's kSplitBatch (elements a thread loads before it splits them).
 rep("      if (loads_next(i)) ring.load_async(",
     "      if (!LAB_NOLOAD && loads_next(i)) ring.load_async(")
 # By TMA, LAB_NOLOAD issues no plane load and waits for none (the ring keeps whatever shared
@@ -114,7 +99,7 @@ rep("      if (more) gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots
     "      if (more) gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots));\n      LAB_MARK(4);\n")
 defs = "".join(f"#ifndef LAB_{n}\n#define LAB_{n} 0\n#endif\n" for n in
                ["NOWG", "NOLOAD", "NOGATHER", "NOFOLD", "NOSYNC", "NOWEIGHTS", "TIMELINE", "AOFF16", "NOLOOP", "NOEPI",
-                "STEPS", "NOSPLIT", "FOLDFIRST", "XORDER", "SPLITDENSE"])
+                "STEPS", "NOSPLIT", "FOLDFIRST", "XORDER"])
 defs += ("constexpr int kLabStepCtas = 512, kLabSteps = 32;\n"
          "__device__ unsigned lab_steps[kLabStepCtas][kLabSteps][5];\n"
          "#define LAB_MARK(k) do { if (LAB_STEPS && tid == 0 && blockIdx.x < kLabStepCtas && i - i_begin < kLabSteps) {"
@@ -142,6 +127,8 @@ def lab_override(switch, old, new):
 def declaration(start):  # the declaration from `start` up to its ';'
     i = c.index(start)
     return c[i:c.index(";", i) + 1]
+lab_override("LAB_SPLITBATCH", declaration("  static constexpr int kSplitBatch ="),
+             "  static constexpr int kSplitBatch = LAB_SPLITBATCH;")
 # LAB_MINB: CTAs per SM the registers must allow.
 lab_override("LAB_MINB", declaration("  static constexpr int kMinBlocks ="),
              "  static constexpr int kMinBlocks = LAB_MINB;")

@@ -161,6 +161,11 @@ struct WgmmaConfig {
   // the previous plane, so two; kSplitPlaneCount planes in all (buffers x parts).
   static constexpr int kSplitBuffers = 2;
   static constexpr int kSplitPlaneCount = kSplitPlanes ? kSplitBuffers * kWeightCopies : 0;
+  // Elements a thread loads before it splits and stores them in the split pass (a plain loop
+  // waits for each load after the previous stores: the compiler cannot tell the ring slot from
+  // the split buffer). cp.async kernels: 4, 3-4% faster at B = 1..8 (lab, H100, session 41);
+  // TMA kernels: 1, 4 was 3% slower (168 registers instead of 162).
+  static constexpr int kSplitBatch = kTma ? 1 : 4;
   // CTAs per SM the register budget must allow (65536 / (128 * kMinBlocks) registers).
   // More CTAs per SM mean fewer, fuller waves and more overlap (H200 lab): TF32 N = 32 in
   // one chunk spills 68 B at 168 registers and still gains (113 -> 106 µs at C_out = 32,

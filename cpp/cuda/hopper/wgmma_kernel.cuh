@@ -313,10 +313,22 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       constexpr int u = decltype(u_c)::value;
       const float* raw = ring.slot(u);
       auto* dst = reinterpret_cast<uint32_t*>(split_buffer(u));
-      for (int e = ring_tid; e < ring.elems; e += kRingThreads) {
-        cutlass::tfloat32_t big;
-        split_tf32_bf16(raw[e], big, dst[g.plane_stride + e]);
-        dst[e] = big.raw();
+      constexpr int kBatch = Cfg::kSplitBatch;  // loads first, then splits and stores
+      for (int e0 = ring_tid; e0 < ring.elems; e0 += kBatch * kRingThreads) {
+        float rX[kBatch];  // (kBatch) this thread's raw elements e0 + t * kRingThreads
+        CUTE_UNROLL
+        for (int t = 0; t < kBatch; ++t) {
+          const int e = e0 + t * kRingThreads;
+          rX[t] = e < ring.elems ? raw[e] : 0.0f;
+        }
+        CUTE_UNROLL
+        for (int t = 0; t < kBatch; ++t) {
+          const int e = e0 + t * kRingThreads;
+          if (e >= ring.elems) break;
+          cutlass::tfloat32_t big;
+          split_tf32_bf16(rX[t], big, dst[g.plane_stride + e]);
+          dst[e] = big.raw();
+        }
       }
     }
   };
