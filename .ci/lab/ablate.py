@@ -48,18 +48,18 @@ rep("  int a_off[kChunk][kValsA];\n",
 rep("      a_off[s][v] = Cfg::kOneChunk ? a_thread + sKoff[a_k(v, s)] : 0;\n",
     "#if LAB_AOFF16\n      a_off2[s][v / 2] |= uint32_t(Cfg::kOneChunk ? a_thread + sKoff[a_k(v, s)] : 0) << (16 * (v % 2));\n"
     "#else\n      a_off[s][v] = Cfg::kOneChunk ? a_thread + sKoff[a_k(v, s)] : 0;\n#endif\n")
-rep("      for (int v = 0; v < kValsA; ++v) off[v] = a_off[s][v] + a_row_bytes(v, s);\n      put_step(rA, s, slot, off);\n",
+rep("      for (int v = 0; v < kValsA; ++v) off[v] = a_off[s][v] + a_row_bytes(v, s);\n      put_step(rA, s, slot, pairs, off);\n",
     "      for (int v = 0; v < kValsA; ++v) off[v] = a_off_at(s, v) + a_row_bytes(v, s);\n"
     "      if (LAB_NOGATHER) {  // offsets as values: the wgmmas still wait on them\n"
     "        for (int q = 0; q < kParts; ++q)\n"
     "          for (int v = 0; v < kValsA; ++v) rA[q](v, 0, s) = ValA(__int_as_float(off[v] + v));\n"
-    "      } else {\n        put_step(rA, s, slot, off);\n      }\n")
+    "      } else {\n        put_step(rA, s, slot, pairs, off);\n      }\n")
 # LAB_FOLDFIRST: one A buffer (3xTF32 in one chunk) folds right after its step's wait, before
 # the gather and the wgmmas, instead of after them.
 rep("""      if constexpr (kABuf == 1) warpgroup_wait<0>();  // the buffer's last reader is done
-      gather_fast(rA, slot_of(u));""", """      if constexpr (kABuf == 1) warpgroup_wait<0>();  // the buffer's last reader is done
+      gather_fast(rA, slot_of(u), pairs_of(u));""", """      if constexpr (kABuf == 1) warpgroup_wait<0>();  // the buffer's last reader is done
       if (LAB_FOLDFIRST && kABuf == 1 && d_fold >= d_begin) fold(a_fold, d_fold);
-      gather_fast(rA, slot_of(u));""")
+      gather_fast(rA, slot_of(u), pairs_of(u));""")
 rep("""      else if constexpr (kABuf == 2) warpgroup_wait<1>();  // plane i - 1 is done
       if (d_fold >= d_begin) fold(a_fold, d_fold);""", """      else if constexpr (kABuf == 2) warpgroup_wait<1>();  // plane i - 1 is done
       if (!(LAB_FOLDFIRST && kABuf == 1))
@@ -95,8 +95,8 @@ rep("      if (more) advance(u_c, i);\n      static_assert",
     "      if (more) advance(u_c, i);\n      LAB_MARK(2);\n      static_assert")
 rep("      else warpgroup_wait<1>();                // plane i - 1 is done: its A buffer is free\n",
     "      else warpgroup_wait<1>();                // plane i - 1 is done: its A buffer is free\n      LAB_MARK(3);\n")
-rep("      if (more) gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots));\n",
-    "      if (more) gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots));\n      LAB_MARK(4);\n")
+rep("      if (more) gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots), pairs_of((u + 1) % kSlots));\n",
+    "      if (more) gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots), pairs_of((u + 1) % kSlots));\n      LAB_MARK(4);\n")
 defs = "".join(f"#ifndef LAB_{n}\n#define LAB_{n} 0\n#endif\n" for n in
                ["NOWG", "NOLOAD", "NOGATHER", "NOFOLD", "NOSYNC", "NOWEIGHTS", "TIMELINE", "AOFF16", "NOLOOP", "NOEPI",
                 "STEPS", "NOSPLIT", "FOLDFIRST", "XORDER"])
@@ -127,6 +127,9 @@ def lab_override(switch, old, new):
 def declaration(start):  # the declaration from `start` up to its ';'
     i = c.index(start)
     return c[i:c.index(";", i) + 1]
+# LAB_RAWBIG=0: "highest"'s split buffers hold the TF32 big plane again (v56's split).
+lab_override("LAB_RAWBIG", declaration("  static constexpr bool kBigFromSlot ="),
+             "  static constexpr bool kBigFromSlot = kSplitPlanes && LAB_RAWBIG;")
 lab_override("LAB_SPLITBATCH", declaration("  static constexpr int kSplitBatch ="),
              "  static constexpr int kSplitBatch = LAB_SPLITBATCH;")
 # LAB_MINB: CTAs per SM the registers must allow.

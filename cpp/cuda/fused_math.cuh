@@ -66,6 +66,16 @@ __device__ __forceinline__ void split_tf32_bf16(float v, cutlass::tfloat32_t& bi
          (uint32_t(__bfloat16_as_ushort(__float2bfloat16_rn(small))) << 16);
 }
 
+// split_tf32_bf16's pair for a big part the TF32 MMA takes from v itself (it reads v's top 19
+// bits, truncating): small = v - trunc19(v) (exact, < 2^-10 |v|), bf16 rounded to nearest, and
+// bf16_rz(trunc19(v)) = v's top 16 bits; 0 for Inf/NaN as there. No big part to store.
+__device__ __forceinline__ uint32_t bf16_pair_truncated(float v) {
+  const uint32_t bits = __float_as_uint(v);
+  const float small = v - __uint_as_float(bits & 0xffffe000u);
+  const uint32_t pair = (bits >> 16) | (uint32_t(__bfloat16_as_ushort(__float2bfloat16_rn(small))) << 16);
+  return isfinite(v) ? pair : 0u;
+}
+
 // One operand value as the MMA consumes it (TF32 reads the top 19 bits of the float).
 template <class ValA, class Element>
 __device__ __forceinline__ ValA to_mma(Element v) {

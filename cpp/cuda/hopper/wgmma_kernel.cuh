@@ -302,12 +302,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   const char* planes = reinterpret_cast<const char*>(ring.sPlanes);  // (kOwnItems: this ring's)
   const int slot_bytes = int(sizeof(Element)) * g.plane_stride;
   // kSplitPlanes: the split buffer of ring slot u (written by split_plane, read by the gather).
-  auto split_buffer = [&](int u) { return sSplit + (u % Cfg::kSplitBuffers) * kParts * g.plane_stride; };
+  auto split_buffer = [&](int u) { return sSplit + (u % Cfg::kSplitBuffers) * Cfg::kSplitParts * g.plane_stride; };
 
   // kSplitPlanes: this thread's elements of ring slot u (the ones its own cp.async copied,
-  // so complete after its cp_async_wait, before any barrier) split (split_tf32_bf16) into the
-  // TF32 big and bf16 pair planes of split buffer u % 2. Each element is split once instead
-  // of once per use in the gather (k_p * k_q uses).
+  // so complete after its cp_async_wait, before any barrier) split into the bf16 pair plane
+  // (bf16_pair_truncated; before v57 split_tf32_bf16's, after its TF32 big plane) of split
+  // buffer u % 2. Each element is split once instead of once per use in the gather (k_p * k_q uses).
   auto split_plane = [&](auto u_c) __attribute__((always_inline)) {
     if constexpr (Cfg::kSplitPlanes) {
       constexpr int u = decltype(u_c)::value;
@@ -325,9 +325,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
         for (int t = 0; t < kBatch; ++t) {
           const int e = e0 + t * kRingThreads;
           if (e >= ring.elems) break;
-          cutlass::tfloat32_t big;
-          split_tf32_bf16(rX[t], big, dst[g.plane_stride + e]);
-          dst[e] = big.raw();
+          if constexpr (Cfg::kBigFromSlot) {
+            dst[e] = bf16_pair_truncated(rX[t]);
+          } else {
+            cutlass::tfloat32_t big;
+            split_tf32_bf16(rX[t], big, dst[g.plane_stride + e]);
+            dst[e] = big.raw();
+          }
         }
       }
     }
@@ -339,9 +343,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   // kSplit3x: k-step s's four A values at byte offsets off (TF32 value order (g, k), (g + 8, k),
   // (g, k + 1), (g + 8, k + 1), k = 2 (lane % 4): ALayout_64x8 with permuted columns) into the
   // TF32 part and, as bf16 pairs (ALayout_64x16's registers: rows g, g + 8 of k..k + 1 for
-  // big(x), then for small(x)), into part 1's four registers. kSplitPlanes reads both parts
-  // from the split planes (`plane` = a split buffer), otherwise the raw plane is split here.
-  auto put_split = [&](FragA* rA, int s, const char* plane, const int (&off)[4]) __attribute__((always_inline)) {
+  // big(x), then for small(x)), into part 1's four registers. kSplitPlanes reads the pairs
+  // from `pairs` (a split buffer) and big from `plane` (the ring slot since kBigFromSlot, else
+  // the split buffer); otherwise the raw plane is split here.
+  auto put_split = [&](FragA* rA, int s, const char* plane, const char* pairs, const int (&off)[4]) __attribute__((always_inline)) {
     if constexpr (Cfg::kSplit3x) {
       static_assert(kValsA == 4 && kParts == 2, "TF32 m64k8 A values, two parts");
       uint32_t pair[4];
@@ -349,7 +354,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       for (int v = 0; v < 4; ++v) {
         if constexpr (Cfg::kSplitPlanes) {
           rA[0](v, 0, s) = cutlass::tfloat32_t::bitcast(*reinterpret_cast<const uint32_t*>(plane + off[v]));
-          pair[v] = *reinterpret_cast<const uint32_t*>(plane + slot_bytes + off[v]);
+          pair[v] = *reinterpret_cast<const uint32_t*>(pairs + off[v]);
         } else {
           split_tf32_bf16(*reinterpret_cast<const float*>(plane + off[v]), rA[0](v, 0, s), pair[v]);
         }
@@ -361,9 +366,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     }
   };
   // k-step s's A values at byte offsets off into the buffer (all parts).
-  auto put_step = [&](FragA* rA, int s, const char* plane, const int (&off)[kValsA]) __attribute__((always_inline)) {
+  auto put_step = [&](FragA* rA, int s, const char* plane, const char* pairs, const int (&off)[kValsA]) __attribute__((always_inline)) {
     if constexpr (Cfg::kSplit3x) {
-      put_split(rA, s, plane, off);
+      put_split(rA, s, plane, pairs, off);
     } else {
       CUTE_UNROLL
       for (int v = 0; v < kValsA; ++v) put(rA, v, s, plane, off[v]);
@@ -373,14 +378,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     CUTE_UNROLL
     for (int q = 0; q < kParts; ++q) warpgroup_fence_operand(rA[q]);
   };
-  // Gathers the one chunk of the plane in `slot` through the register offsets.
-  auto gather_fast = [&](FragA* rA, const char* slot) __attribute__((always_inline)) {
+  // Gathers the one chunk of the plane in `slot` (kSplitPlanes: and its pairs) through the
+  // register offsets.
+  auto gather_fast = [&](FragA* rA, const char* slot, const char* pairs = nullptr) __attribute__((always_inline)) {
     CUTE_UNROLL
     for (int s = 0; s < kChunk; ++s) {
       int off[kValsA];
       CUTE_UNROLL
       for (int v = 0; v < kValsA; ++v) off[v] = a_off[s][v] + a_row_bytes(v, s);
-      put_step(rA, s, slot, off);
+      put_step(rA, s, slot, pairs, off);
     }
     fence_a(rA);
   };
@@ -391,7 +397,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       int off[kValsA];
       CUTE_UNROLL
       for (int v = 0; v < kValsA; ++v) off[v] = a_thread + sKoff[c * kChunk * BK + a_k(v, s)] + a_row_bytes(v, s);
-      put_step(rA, s, slot, off);
+      put_step(rA, s, slot, nullptr, off);
     }
     fence_a(rA);
   };
@@ -499,9 +505,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       src_next += p.xs_r;
     }
   };
-  // The A source of ring slot u: the slot, or (kSplitPlanes) its split buffer.
+  // The A sources of ring slot u: the TF32 part's (the slot; before v57 with kSplitPlanes its
+  // split buffer) and (kSplitPlanes) the bf16 pairs' (in the split buffer).
   auto slot_of = [&](int u) {
-    return Cfg::kSplitPlanes ? reinterpret_cast<const char*>(split_buffer(u)) : planes + u * slot_bytes;
+    return Cfg::kSplitPlanes && !Cfg::kBigFromSlot ? reinterpret_cast<const char*>(split_buffer(u))
+                                                    : planes + u * slot_bytes;
+  };
+  auto pairs_of = [&](int u) {
+    return reinterpret_cast<const char*>(split_buffer(u)) + (Cfg::kBigFromSlot ? 0 : slot_bytes);
   };
 
   // Plane i = i_begin + u (mod kSlots). kIssueFirst: plane i is ready and gathered into A
@@ -527,7 +538,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       warpgroup_wait<0>();
       // kAcc = KR here, so a_fold holds output plane d_fold + 1, the one just completed.
       if (d_fold + 1 >= d_begin) fold(a_fold, d_fold + 1);
-      if (more) gather_fast(tCrA[0], slot_of((u + 1) % kSlots));
+      if (more) gather_fast(tCrA[0], slot_of((u + 1) % kSlots), pairs_of((u + 1) % kSlots));
     } else if constexpr (Cfg::kIssueFirst) {
       const bool more = i + 1 < i_end;         // plane i + 1 exists
       issue(tCrA[u % kABuf], u_c, 0, Int<kChunk>{});
@@ -535,13 +546,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       static_assert(kABuf == 2, "the next plane's gather needs the other A buffer");
       if constexpr (kTail || u == kSlots - 1) warpgroup_wait<0>();
       else warpgroup_wait<1>();                // plane i - 1 is done: its A buffer is free
-      if (more) gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots));
+      if (more) gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots), pairs_of((u + 1) % kSlots));
       if (d_fold >= d_begin) fold(a_fold, d_fold);
     } else if constexpr (Cfg::kOneChunk) {
       advance(u_c, i);
       FragA* rA = tCrA[u % kABuf];
       if constexpr (kABuf == 1) warpgroup_wait<0>();  // the buffer's last reader is done
-      gather_fast(rA, slot_of(u));
+      gather_fast(rA, slot_of(u), pairs_of(u));
       issue(rA, u_c, 0, Int<kChunk>{});
       if constexpr (kTail || u == kSlots - 1) warpgroup_wait<0>();
       else if constexpr (kABuf == 2) warpgroup_wait<1>();  // plane i - 1 is done
@@ -579,7 +590,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       cp_async_wait<kPrefetch>();
       split_plane(Int<0>{});
       ring_sync();
-      gather_fast(tCrA[0], slot_of(0));
+      gather_fast(tCrA[0], slot_of(0), pairs_of(0));
     }
 
     {  // the plane loop: whole periods of kSlots planes, then the partial last one
