@@ -51,7 +51,8 @@ __device__ __forceinline__ void split_tf32(float v, cutlass::tfloat32_t& big,
                  : cutlass::tfloat32_t::bitcast(0u);
 }
 
-// The wgmma kernels' "highest" split (wgmma_kernel.cuh): big as split_tf32's, and the two
+// The wgmma kernels' "highest" split of w, and of x for K in chunks (wgmma_kernel.cuh; x in
+// one chunk: bf16_pair_truncated): big as split_tf32's, and the two
 // cross-term operands as one bf16 pair (low half: bf16(cross), rounded toward zero so that a
 // finite value near FLT_MAX stays finite; high half: bf16(v - big), rounded to nearest).
 // A bf16 cross term is off by ~2^-9 of itself, itself ~2^-11 of the product: ~2^-19 per

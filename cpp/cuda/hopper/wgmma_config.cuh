@@ -153,8 +153,8 @@ struct WgmmaConfig {
   // B = 1024 1562 -> 1261, lab, H200). TF32 and bf16 hold theirs: rebuilt, their lean kernels
   // were equal (TF32) or 2-4% slower (bf16).
   static constexpr bool kRebuildB = kSplit3x;
-  // "highest" in one chunk splits each input plane once into (TF32 big, bf16 pair) planes in
-  // shared memory (3xTF32's three until v55); longer K splits in the gather (the planes would cost it an SM's second
+  // "highest" in one chunk splits each input plane once into a bf16 pair plane in shared
+  // memory (plus a TF32 big plane until v57, 3xTF32's three until v55); longer K splits in the gather (the planes would cost it an SM's second
   // CTA: 237 vs 260 µs on the reference, 350 vs 235 at C_in = 8 on the H200).
   static constexpr bool kSplitPlanes = kSplit3x && kOneChunk;
   // Split buffers: written before a plane's barrier while the slowest warp may still gather

@@ -2,7 +2,8 @@
 // The Hopper fused kernel: conv3d as an implicit GEMM on wgmma (A from registers, B = the
 // weights from shared memory), streamed along the reduced axis R with rolling accumulators.
 // "highest" (kSplit3x) issues two wgmmas per k-step into one accumulator: big(x) big(w) in
-// TF32, then the two cross terms in one bf16 wgmma (wgmma_config.cuh, split_tf32_bf16).
+// TF32, then the two cross terms in one bf16 wgmma (wgmma_config.cuh; split_tf32_bf16 for w,
+// bf16_pair_truncated for x in one chunk, whose big part is x itself).
 //
 // CTA = one warpgroup = one batch index x a 4 x 16 (or 2 x 32) tile of output positions (P, Q)
 // (Cfg::kWarpgroups = 2, TF32 at N = 64: two such tiles stacked along P, one warpgroup
