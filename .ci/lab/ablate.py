@@ -127,9 +127,8 @@ def lab_override(switch, old, new):
 def declaration(start):  # the declaration from `start` up to its ';'
     i = c.index(start)
     return c[i:c.index(";", i) + 1]
-# LAB_RAWBIG=0: "highest"'s split buffers hold the TF32 big plane again (v56's split).
-lab_override("LAB_RAWBIG", declaration("  static constexpr bool kBigFromSlot ="),
-             "  static constexpr bool kBigFromSlot = kSplitPlanes && LAB_RAWBIG;")
+# LAB_RAWBIG=0 (v56's split with its TF32 big plane, rawbig.runs) was removed once v57 was kept;
+# commit d6a3844 has it.
 lab_override("LAB_SPLITBATCH", declaration("  static constexpr int kSplitBatch ="),
              "  static constexpr int kSplitBatch = LAB_SPLITBATCH;")
 # LAB_MINB: CTAs per SM the registers must allow.

@@ -158,13 +158,10 @@ struct WgmmaConfig {
   // CTA: 237 vs 260 µs on the reference, 350 vs 235 at C_in = 8 on the H200).
   static constexpr bool kSplitPlanes = kSplit3x && kOneChunk;
   // Split buffers: written before a plane's barrier while the slowest warp may still gather
-  // the previous plane, so two; kSplitPlaneCount planes in all (buffers x parts).
+  // the previous plane, so two. Each is one plane of bf16 pairs: the TF32 wgmma reads the big
+  // part from the ring slot itself (truncating x to its top 19 bits: bf16_pair_truncated, v57).
   static constexpr int kSplitBuffers = 2;
-  // The TF32 wgmma reads the big part from the ring slot itself (truncating x to its top 19
-  // bits: bf16_pair_truncated), so a split buffer holds only the bf16 pairs (v57).
-  static constexpr bool kBigFromSlot = kSplitPlanes;
-  static constexpr int kSplitParts = kBigFromSlot ? 1 : kWeightCopies;  // planes per split buffer
-  static constexpr int kSplitPlaneCount = kSplitPlanes ? kSplitBuffers * kSplitParts : 0;
+  static constexpr int kSplitPlaneCount = kSplitPlanes ? kSplitBuffers : 0;
   // Elements a thread loads before it splits and stores them in the split pass (a plain loop
   // waits for each load after the previous stores: the compiler cannot tell the ring slot from
   // the split buffer). cp.async kernels: 4, 3-4% faster at B = 1..8 (lab, H100, session 41);

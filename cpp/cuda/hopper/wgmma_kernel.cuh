@@ -303,12 +303,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   const char* planes = reinterpret_cast<const char*>(ring.sPlanes);  // (kOwnItems: this ring's)
   const int slot_bytes = int(sizeof(Element)) * g.plane_stride;
   // kSplitPlanes: the split buffer of ring slot u (written by split_plane, read by the gather).
-  auto split_buffer = [&](int u) { return sSplit + (u % Cfg::kSplitBuffers) * Cfg::kSplitParts * g.plane_stride; };
+  auto split_buffer = [&](int u) { return sSplit + (u % Cfg::kSplitBuffers) * g.plane_stride; };
 
   // kSplitPlanes: this thread's elements of ring slot u (the ones its own cp.async copied,
   // so complete after its cp_async_wait, before any barrier) split into the bf16 pair plane
-  // (bf16_pair_truncated; before v57 split_tf32_bf16's, after its TF32 big plane) of split
-  // buffer u % 2. Each element is split once instead of once per use in the gather (k_p * k_q uses).
+  // (bf16_pair_truncated; before v57 also a rounded TF32 big plane) of split buffer u % 2. Each element is split once instead of once per use in the gather (k_p * k_q uses).
   auto split_plane = [&](auto u_c) __attribute__((always_inline)) {
     if constexpr (Cfg::kSplitPlanes) {
       constexpr int u = decltype(u_c)::value;
@@ -326,13 +325,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
         for (int t = 0; t < kBatch; ++t) {
           const int e = e0 + t * kRingThreads;
           if (e >= ring.elems) break;
-          if constexpr (Cfg::kBigFromSlot) {
-            dst[e] = bf16_pair_truncated(rX[t]);
-          } else {
-            cutlass::tfloat32_t big;
-            split_tf32_bf16(rX[t], big, dst[g.plane_stride + e]);
-            dst[e] = big.raw();
-          }
+          dst[e] = bf16_pair_truncated(rX[t]);
         }
       }
     }
@@ -345,8 +338,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   // (g, k + 1), (g + 8, k + 1), k = 2 (lane % 4): ALayout_64x8 with permuted columns) into the
   // TF32 part and, as bf16 pairs (ALayout_64x16's registers: rows g, g + 8 of k..k + 1 for
   // big(x), then for small(x)), into part 1's four registers. kSplitPlanes reads the pairs
-  // from `pairs` (a split buffer) and big from `plane` (the ring slot since kBigFromSlot, else
-  // the split buffer); otherwise the raw plane is split here.
+  // from `pairs` (a split buffer) and big from `plane` (the ring slot, as the TF32 wgmma
+  // truncates it); otherwise the raw plane is split here.
   auto put_split = [&](FragA* rA, int s, const char* plane, const char* pairs, const int (&off)[4]) __attribute__((always_inline)) {
     if constexpr (Cfg::kSplit3x) {
       static_assert(kValsA == 4 && kParts == 2, "TF32 m64k8 A values, two parts");
@@ -506,15 +499,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       src_next += p.xs_r;
     }
   };
-  // The A sources of ring slot u: the TF32 part's (the slot; before v57 with kSplitPlanes its
-  // split buffer) and (kSplitPlanes) the bf16 pairs' (in the split buffer).
-  auto slot_of = [&](int u) {
-    return Cfg::kSplitPlanes && !Cfg::kBigFromSlot ? reinterpret_cast<const char*>(split_buffer(u))
-                                                    : planes + u * slot_bytes;
-  };
-  auto pairs_of = [&](int u) {
-    return reinterpret_cast<const char*>(split_buffer(u)) + (Cfg::kBigFromSlot ? 0 : slot_bytes);
-  };
+  // The A sources of ring slot u: the slot (TF32, and "highest"'s big part since v57) and
+  // (kSplitPlanes) its split buffer's bf16 pairs.
+  auto slot_of = [&](int u) { return planes + u * slot_bytes; };
+  auto pairs_of = [&](int u) { return reinterpret_cast<const char*>(split_buffer(u)); };
 
   // Plane i = i_begin + u (mod kSlots). kIssueFirst: plane i is ready and gathered into A
   // buffer u % kABuf when the step starts; its wgmmas are issued first, and the barrier of
