@@ -210,6 +210,22 @@ def test_3xtf32_long_reduction_on_wgmma(shape, dim, dist):
     _check("highest", x, w, b, dim, expect_path="cuda-wgmma-3xtf32")
 
 
+# The chunked "highest" kernels split x in the gather (bf16_pairs_truncated): an Inf or NaN
+# there must reach the output through the TF32 part alone, as in the one-chunk kernels.
+@pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
+@pytest.mark.parametrize("shape,dim", LONG_K_SHAPES[:2], ids=["k375-kr5", "k432"])
+def test_nan_and_inf_in_long_reductions(shape, dim):
+    x, w, b = make_inputs(shape, device="cuda")
+    x[0, 1, 4, 5, 6] = float("nan")
+    x[1, 0, 2, 3, 3] = float("inf")
+    x[1, 2, 7, 8, 1] = float("-inf")
+    y, path = _run("highest", x, w, b, dim)
+    assert path == "cuda-wgmma-3xtf32"
+    expected = reference(x.cpu(), w.cpu(), b.cpu(), dim)
+    assert torch.isnan(expected).any()
+    assert assert_nonfinite_match(y, expected) <= MODES["highest"][2] * 10
+
+
 @pytest.mark.parametrize(
     "shape",
     [(1, 3, 29, 8, 7, 35, 6, 4, 5), (2, 5, 24, 9, 13, 17, 5, 5, 5)],

@@ -77,6 +77,19 @@ __device__ __forceinline__ uint32_t bf16_pair_truncated(float v) {
   return isfinite(v) ? pair : 0u;
 }
 
+// bf16_pair_truncated for two values a and b, as a bf16 wgmma's A registers hold them: `tops` =
+// (top 16 bits of a | of b << 16), `smalls` = (bf16_rn(small(a)) | bf16_rn(small(b)) << 16),
+// for the gather to split x in registers (one PRMT and one F2FP per two values). An Inf or NaN
+// becomes 0 first (its pair is 0, as there; the TF32 big part, x itself, carries it).
+__device__ __forceinline__ void bf16_pairs_truncated(float a, float b, uint32_t& tops, uint32_t& smalls) {
+  const float fa = fabsf(a) < INFINITY ? a : 0.0f, fb = fabsf(b) < INFINITY ? b : 0.0f;
+  const uint32_t ua = __float_as_uint(fa), ub = __float_as_uint(fb);
+  tops = __byte_perm(ua, ub, 0x7632);
+  const __nv_bfloat162 s = __floats2bfloat162_rn(fa - __uint_as_float(ua & 0xffffe000u),
+                                                 fb - __uint_as_float(ub & 0xffffe000u));
+  smalls = *reinterpret_cast<const uint32_t*>(&s);
+}
+
 // One operand value as the MMA consumes it (TF32 reads the top 19 bits of the float).
 template <class ValA, class Element>
 __device__ __forceinline__ ValA to_mma(Element v) {

@@ -2,8 +2,8 @@
 // The Hopper fused kernel: conv3d as an implicit GEMM on wgmma (A from registers, B = the
 // weights from shared memory), streamed along the reduced axis R with rolling accumulators.
 // "highest" (kSplit3x) issues two wgmmas per k-step into one accumulator: big(x) big(w) in
-// TF32, then the two cross terms in one bf16 wgmma (wgmma_config.cuh; split_tf32_bf16 for w,
-// bf16_pair_truncated for x in one chunk, whose big part is x itself).
+// TF32, then the two cross terms in one bf16 wgmma (wgmma_config.cuh; split_tf32_bf16 for w;
+// x's big part is x itself, its pairs bf16_pair_truncated's).
 //
 // CTA = one warpgroup = one batch index x a 4 x 16 (or 2 x 32) tile of output positions (P, Q)
 // (Cfg::kWarpgroups = 2, TF32 at N = 64: two such tiles stacked along P, one warpgroup
@@ -337,26 +337,33 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   // kSplit3x: k-step s's four A values at byte offsets off (TF32 value order (g, k), (g + 8, k),
   // (g, k + 1), (g + 8, k + 1), k = 2 (lane % 4): ALayout_64x8 with permuted columns) into the
   // TF32 part and, as bf16 pairs (ALayout_64x16's registers: rows g, g + 8 of k..k + 1 for
-  // big(x), then for small(x)), into part 1's four registers. kSplitPlanes reads the pairs
-  // from `pairs` (a split buffer) and big from `plane` (the ring slot, as the TF32 wgmma
-  // truncates it); otherwise the raw plane is split here.
+  // big(x), then for small(x)), into part 1's four registers. The TF32 part is x from `plane`
+  // (the ring slot: the TF32 wgmma truncates it to big); kSplitPlanes reads the pairs from
+  // `pairs` (a split buffer), otherwise they are computed here (bf16_pairs_truncated).
   auto put_split = [&](FragA* rA, int s, const char* plane, const char* pairs, const int (&off)[4]) __attribute__((always_inline)) {
     if constexpr (Cfg::kSplit3x) {
       static_assert(kValsA == 4 && kParts == 2, "TF32 m64k8 A values, two parts");
-      uint32_t pair[4];
+      uint32_t raw[4];  // x itself: the TF32 part (the wgmma truncates it to its big part)
       CUTE_UNROLL
       for (int v = 0; v < 4; ++v) {
-        if constexpr (Cfg::kSplitPlanes) {
-          rA[0](v, 0, s) = cutlass::tfloat32_t::bitcast(*reinterpret_cast<const uint32_t*>(plane + off[v]));
-          pair[v] = *reinterpret_cast<const uint32_t*>(pairs + off[v]);
-        } else {
-          split_tf32_bf16(*reinterpret_cast<const float*>(plane + off[v]), rA[0](v, 0, s), pair[v]);
-        }
+        raw[v] = *reinterpret_cast<const uint32_t*>(plane + off[v]);
+        rA[0](v, 0, s) = cutlass::tfloat32_t::bitcast(raw[v]);
       }
-      rA[1](0, 0, s) = cutlass::tfloat32_t::bitcast(__byte_perm(pair[0], pair[2], 0x5410));  // low halves
-      rA[1](1, 0, s) = cutlass::tfloat32_t::bitcast(__byte_perm(pair[1], pair[3], 0x5410));
-      rA[1](2, 0, s) = cutlass::tfloat32_t::bitcast(__byte_perm(pair[0], pair[2], 0x7632));  // high halves
-      rA[1](3, 0, s) = cutlass::tfloat32_t::bitcast(__byte_perm(pair[1], pair[3], 0x7632));
+      uint32_t bf16[4];  // part 1's registers: tops of (v0, v2), (v1, v3), then their smalls
+      if constexpr (Cfg::kSplitPlanes) {
+        uint32_t pair[4];
+        CUTE_UNROLL
+        for (int v = 0; v < 4; ++v) pair[v] = *reinterpret_cast<const uint32_t*>(pairs + off[v]);
+        bf16[0] = __byte_perm(pair[0], pair[2], 0x5410);  // low halves
+        bf16[1] = __byte_perm(pair[1], pair[3], 0x5410);
+        bf16[2] = __byte_perm(pair[0], pair[2], 0x7632);  // high halves
+        bf16[3] = __byte_perm(pair[1], pair[3], 0x7632);
+      } else {
+        bf16_pairs_truncated(__uint_as_float(raw[0]), __uint_as_float(raw[2]), bf16[0], bf16[2]);
+        bf16_pairs_truncated(__uint_as_float(raw[1]), __uint_as_float(raw[3]), bf16[1], bf16[3]);
+      }
+      CUTE_UNROLL
+      for (int q = 0; q < 4; ++q) rA[1](q, 0, s) = cutlass::tfloat32_t::bitcast(bf16[q]);
     }
   };
   // k-step s's A values at byte offsets off into the buffer (all parts).
