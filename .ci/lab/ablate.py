@@ -25,12 +25,8 @@ rep("#if !LAB_NOWG\n        gemm(tiled_mma, rA[0](_, _, s), rB(_, _, 0, t), a);\
     "        CUTE_UNROLL\n        for (int kr = 0; kr < KR; ++kr)\n"
     "          gemm(tiled_mma, rA[0](_, _, s), rB(_, _, 0, kr * k_steps + kstep), acc[((u - kr) % kAcc + kAcc) % kAcc]);\n"
     "      }\n#endif\n    }\n")
-# LAB_NOSPLIT: 3xTF32's split planes are not written (the gather reads what is there).
-rep("  auto split_plane = [&](auto u_c) __attribute__((always_inline)) {\n    if constexpr (Cfg::kSplitPlanes) {",
-    "  auto split_plane = [&](auto u_c) __attribute__((always_inline)) {\n    if constexpr (Cfg::kSplitPlanes && !LAB_NOSPLIT) {")
-# LAB_SPLITDENSE (session 40, the split pass over only the footprint columns the gather reads)
-# lost 15% in session 41 and was removed; commit d526165 has it. LAB_SPLITBATCH=n below
-# overrides the config's kSplitBatch (elements a thread loads before it splits them).
+# LAB_NOSPLIT, LAB_SPLITBATCH and LAB_SPLITPLANES (v55-v57's split pass) went with it in session
+# 43; commit ef4722b has them (LAB_SPLITDENSE: commit d526165).
 rep("      if (loads_next(i)) ring.load_async(",
     "      if (!LAB_NOLOAD && loads_next(i)) ring.load_async(")
 # By TMA, LAB_NOLOAD issues no plane load and waits for none (the ring keeps whatever shared
@@ -48,18 +44,18 @@ rep("  int a_off[kChunk][kValsA];\n",
 rep("      a_off[s][v] = Cfg::kOneChunk ? a_thread + sKoff[a_k(v, s)] : 0;\n",
     "#if LAB_AOFF16\n      a_off2[s][v / 2] |= uint32_t(Cfg::kOneChunk ? a_thread + sKoff[a_k(v, s)] : 0) << (16 * (v % 2));\n"
     "#else\n      a_off[s][v] = Cfg::kOneChunk ? a_thread + sKoff[a_k(v, s)] : 0;\n#endif\n")
-rep("      for (int v = 0; v < kValsA; ++v) off[v] = a_off[s][v] + a_row_bytes(v, s);\n      put_step(rA, s, slot, pairs, off);\n",
+rep("      for (int v = 0; v < kValsA; ++v) off[v] = a_off[s][v] + a_row_bytes(v, s);\n      put_step(rA, s, slot, off);\n",
     "      for (int v = 0; v < kValsA; ++v) off[v] = a_off_at(s, v) + a_row_bytes(v, s);\n"
     "      if (LAB_NOGATHER) {  // offsets as values: the wgmmas still wait on them\n"
     "        for (int q = 0; q < kParts; ++q)\n"
     "          for (int v = 0; v < kValsA; ++v) rA[q](v, 0, s) = ValA(__int_as_float(off[v] + v));\n"
-    "      } else {\n        put_step(rA, s, slot, pairs, off);\n      }\n")
+    "      } else {\n        put_step(rA, s, slot, off);\n      }\n")
 # LAB_FOLDFIRST: one A buffer (3xTF32 in one chunk) folds right after its step's wait, before
 # the gather and the wgmmas, instead of after them.
 rep("""      if constexpr (kABuf == 1) warpgroup_wait<0>();  // the buffer's last reader is done
-      gather_fast(rA, slot_of(u), pairs_of(u));""", """      if constexpr (kABuf == 1) warpgroup_wait<0>();  // the buffer's last reader is done
+      gather_fast(rA, slot_of(u));""", """      if constexpr (kABuf == 1) warpgroup_wait<0>();  // the buffer's last reader is done
       if (LAB_FOLDFIRST && kABuf == 1 && d_fold >= d_begin) fold(a_fold, d_fold);
-      gather_fast(rA, slot_of(u), pairs_of(u));""")
+      gather_fast(rA, slot_of(u));""")
 rep("""      else if constexpr (kABuf == 2) warpgroup_wait<1>();  // plane i - 1 is done
       if (d_fold >= d_begin) fold(a_fold, d_fold);""", """      else if constexpr (kABuf == 2) warpgroup_wait<1>();  // plane i - 1 is done
       if (!(LAB_FOLDFIRST && kABuf == 1))
@@ -67,7 +63,7 @@ rep("""      else if constexpr (kABuf == 2) warpgroup_wait<1>();  // plane i - 1
 assert s.count("      if (d_fold >= d_begin) fold(a_fold, d_fold);\n") == 3
 s = s.replace("      if (d_fold >= d_begin) fold(a_fold, d_fold);\n",
               "      if (!LAB_NOFOLD && d_fold >= d_begin) fold(a_fold, d_fold);\n")
-rep("    ring_sync();  // plane i + kLead is in its slot (kSplitPlanes: its split buffer) for every thread\n",
+rep("    ring_sync();  // plane i + kLead is in its slot for every thread\n",
     "    if (!LAB_NOSYNC) ring_sync();\n")
 # LAB_NOLOOP: no plane loop; LAB_NOEPI: no softmax or stores (one store kept so that the
 # loop is not dead code): with the other switches they split the per-CTA skeleton.
@@ -95,11 +91,11 @@ rep("      if (more) advance(u_c, i);\n      static_assert",
     "      if (more) advance(u_c, i);\n      LAB_MARK(2);\n      static_assert")
 rep("      else warpgroup_wait<1>();                // plane i - 1 is done: its A buffer is free\n",
     "      else warpgroup_wait<1>();                // plane i - 1 is done: its A buffer is free\n      LAB_MARK(3);\n")
-rep("      if (more) gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots), pairs_of((u + 1) % kSlots));\n",
-    "      if (more) gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots), pairs_of((u + 1) % kSlots));\n      LAB_MARK(4);\n")
+rep("      if (more) gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots));\n",
+    "      if (more) gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots));\n      LAB_MARK(4);\n")
 defs = "".join(f"#ifndef LAB_{n}\n#define LAB_{n} 0\n#endif\n" for n in
                ["NOWG", "NOLOAD", "NOGATHER", "NOFOLD", "NOSYNC", "NOWEIGHTS", "TIMELINE", "AOFF16", "NOLOOP", "NOEPI",
-                "STEPS", "NOSPLIT", "FOLDFIRST", "XORDER"])
+                "STEPS", "FOLDFIRST", "XORDER"])
 defs += ("constexpr int kLabStepCtas = 512, kLabSteps = 32;\n"
          "__device__ unsigned lab_steps[kLabStepCtas][kLabSteps][5];\n"
          "#define LAB_MARK(k) do { if (LAB_STEPS && tid == 0 && blockIdx.x < kLabStepCtas && i - i_begin < kLabSteps) {"
@@ -129,8 +125,6 @@ def declaration(start):  # the declaration from `start` up to its ';'
     return c[i:c.index(";", i) + 1]
 # LAB_RAWBIG=0 (v56's split with its TF32 big plane, rawbig.runs) was removed once v57 was kept;
 # commit d6a3844 has it.
-lab_override("LAB_SPLITBATCH", declaration("  static constexpr int kSplitBatch ="),
-             "  static constexpr int kSplitBatch = LAB_SPLITBATCH;")
 # LAB_MINB: CTAs per SM the registers must allow.
 lab_override("LAB_MINB", declaration("  static constexpr int kMinBlocks ="),
              "  static constexpr int kMinBlocks = LAB_MINB;")
@@ -151,10 +145,6 @@ lab_override("LAB_MAXSPLIT", "  static constexpr int kMaxSplit = 4;", "  static 
 # LAB_REBUILDB: 1 rebuilds the B descriptors in every step, 0 holds them (kRebuildB).
 lab_override("LAB_REBUILDB", "  static constexpr bool kRebuildB = kSplit3x;",
              "  static constexpr bool kRebuildB = LAB_REBUILDB;")
-# LAB_SPLITPLANES: 0 splits "highest"'s one-chunk A values in the gather (as its chunked kernels
-# do) instead of once per plane into split planes (kSplitPlanes).
-lab_override("LAB_SPLITPLANES", "  static constexpr bool kSplitPlanes = kSplit3x && kOneChunk;",
-             "  static constexpr bool kSplitPlanes = kSplit3x && kOneChunk && LAB_SPLITPLANES;")
 # LAB_ABUF2: "highest" in one chunk with two A buffers and its wgmmas issued first (as TF32's
 # kernel), so that the gather of plane i + 1 runs under plane i's wgmmas.
 # LAB_IF16: 16-bit operands' non-retiring one-chunk kernels issue first too (their two A

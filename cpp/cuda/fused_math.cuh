@@ -51,8 +51,7 @@ __device__ __forceinline__ void split_tf32(float v, cutlass::tfloat32_t& big,
                  : cutlass::tfloat32_t::bitcast(0u);
 }
 
-// The wgmma kernels' "highest" split of w, and of x for K in chunks (wgmma_kernel.cuh; x in
-// one chunk: bf16_pair_truncated): big as split_tf32's, and the two
+// The wgmma kernels' "highest" split of w (x: bf16_pairs_truncated): big as split_tf32's, and the two
 // cross-term operands as one bf16 pair (low half: bf16(cross), rounded toward zero so that a
 // finite value near FLT_MAX stays finite; high half: bf16(v - big), rounded to nearest).
 // A bf16 cross term is off by ~2^-9 of itself, itself ~2^-11 of the product: ~2^-19 per
@@ -67,20 +66,12 @@ __device__ __forceinline__ void split_tf32_bf16(float v, cutlass::tfloat32_t& bi
          (uint32_t(__bfloat16_as_ushort(__float2bfloat16_rn(small))) << 16);
 }
 
-// split_tf32_bf16's pair for a big part the TF32 MMA takes from v itself (it reads v's top 19
-// bits, truncating): small = v - trunc19(v) (exact, < 2^-10 |v|), bf16 rounded to nearest, and
-// bf16_rz(trunc19(v)) = v's top 16 bits; 0 for Inf/NaN as there. No big part to store.
-__device__ __forceinline__ uint32_t bf16_pair_truncated(float v) {
-  const uint32_t bits = __float_as_uint(v);
-  const float small = v - __uint_as_float(bits & 0xffffe000u);
-  const uint32_t pair = (bits >> 16) | (uint32_t(__bfloat16_as_ushort(__float2bfloat16_rn(small))) << 16);
-  return isfinite(v) ? pair : 0u;
-}
-
-// bf16_pair_truncated for two values a and b, as a bf16 wgmma's A registers hold them: `tops` =
-// (top 16 bits of a | of b << 16), `smalls` = (bf16_rn(small(a)) | bf16_rn(small(b)) << 16),
-// for the gather to split x in registers (one PRMT and one F2FP per two values). An Inf or NaN
-// becomes 0 first (its pair is 0, as there; the TF32 big part, x itself, carries it).
+// split_tf32_bf16's pairs for two values a and b whose big part the TF32 MMA takes from the
+// value itself (it reads the top 19 bits, truncating), as a bf16 wgmma's A registers hold them:
+// `tops` = (top 16 bits of a | of b << 16), i.e. bf16_rz(trunc19(v)), and `smalls` =
+// (bf16_rn(v - trunc19(v)) of a | of b << 16), the remainder exact before its rounding (< 2^-10
+// |v|). One PRMT and one F2FP per two values. An Inf or NaN becomes 0 first: its pair is 0, as
+// in split_tf32_bf16, and the TF32 part, the value itself, carries it.
 __device__ __forceinline__ void bf16_pairs_truncated(float a, float b, uint32_t& tops, uint32_t& smalls) {
   const float fa = fabsf(a) < INFINITY ? a : 0.0f, fb = fabsf(b) < INFINITY ? b : 0.0f;
   const uint32_t ua = __float_as_uint(fa), ub = __float_as_uint(fb);

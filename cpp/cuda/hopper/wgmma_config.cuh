@@ -153,20 +153,9 @@ struct WgmmaConfig {
   // B = 1024 1562 -> 1261, lab, H200). TF32 and bf16 hold theirs: rebuilt, their lean kernels
   // were equal (TF32) or 2-4% slower (bf16).
   static constexpr bool kRebuildB = kSplit3x;
-  // "highest" in one chunk splits each input plane once into a bf16 pair plane in shared
-  // memory (plus a TF32 big plane until v57, 3xTF32's three until v55); longer K splits in the gather (the planes would cost it an SM's second
-  // CTA: 237 vs 260 µs on the reference, 350 vs 235 at C_in = 8 on the H200).
-  static constexpr bool kSplitPlanes = kSplit3x && kOneChunk;
-  // Split buffers: written before a plane's barrier while the slowest warp may still gather
-  // the previous plane, so two. Each is one plane of bf16 pairs: the TF32 wgmma reads the big
-  // part from the ring slot itself (truncating x to its top 19 bits: bf16_pair_truncated, v57).
-  static constexpr int kSplitBuffers = 2;
-  static constexpr int kSplitPlaneCount = kSplitPlanes ? kSplitBuffers : 0;
-  // Elements a thread loads before it splits and stores them in the split pass (a plain loop
-  // waits for each load after the previous stores: the compiler cannot tell the ring slot from
-  // the split buffer). cp.async kernels: 4, 3-4% faster at B = 1..8 (lab, H100, session 41);
-  // TMA kernels: 1, 4 was 3% slower (168 registers instead of 162).
-  static constexpr int kSplitBatch = kTma ? 1 : 4;
+  // "highest" splits x in the gather (bf16_pairs_truncated), in one chunk since session 43;
+  // until then (v55-v57) a split pass wrote each input plane's pairs once into split planes in
+  // shared memory, which cost more than the gather's arithmetic (BENCHMARKS.md, session 43).
   // CTAs per SM the register budget must allow (65536 / (128 * kMinBlocks) registers).
   // More CTAs per SM mean fewer, fuller waves and more overlap (H200 lab): TF32 N = 32 in
   // one chunk spills 68 B at 168 registers and still gains (113 -> 106 µs at C_out = 32,
@@ -240,7 +229,7 @@ struct WgGeometry {
   int r_chunk;           // output planes per CTA of a cluster: ceil(r_out / r_split)
   int pairs;             // 16-bit x copied by 4-byte pairs (PlaneRing::pairs)
   int work_items;        // CTAs the problem needs (a persistent grid has fewer: each takes several)
-  int off_koff, off_bias, off_src, off_planes, off_split, off_red, off_xch, off_bars, smem_bytes;
+  int off_koff, off_bias, off_src, off_planes, off_red, off_xch, off_bars, smem_bytes;
   // The prologue's run-time divisors, with multipliers computed on the host: a division by
   // one is a multiply-high and a shift instead of a ~20-instruction dependent chain, which
   // every CTA ran for its index, its footprint table and its weight offsets. Set by
@@ -317,7 +306,7 @@ CUTE_HOST_DEVICE WgGeometry make_wg_geometry(const Params& p, int sm_count, int 
   g.k_steps = g.chunks * Cfg::kChunk;
   g.b_tiles = p.k_r * g.k_steps;
   // [weights: copies x b_tiles x (N, BK)][k byte offsets][bias, N floats][footprint source offsets and
-  //  weight offsets per k][ring][split planes (kSplitPlanes)][cluster merge area when r_split > 1]
+  //  weight offsets per k][ring][cluster merge area when r_split > 1]
   //  [softmax exchange when n_split > 1]
   const int weight_bytes = Cfg::kWeightCopies * g.b_tiles * Cfg::kTileBElems * int(sizeof(typename Cfg::ValA));
   g.off_koff = round_up(weight_bytes, 128);
@@ -328,9 +317,8 @@ CUTE_HOST_DEVICE WgGeometry make_wg_geometry(const Params& p, int sm_count, int 
   g.off_planes = g.off_src + round_up((p.c_in * g.foot_p * Cfg::kRowPitch +
                                       Cfg::kKR * g.k_steps * Cfg::kBlockK) * int(sizeof(int64_t)), 16);
   if (Cfg::kTma) g.off_planes = round_up(g.off_planes, 128);
-  g.off_split = g.off_planes + round_up(Cfg::kItemsPerCta * Cfg::kSlots * g.plane_stride *
-                                            int(sizeof(typename Cfg::Element)), 16);  // a ring per item
-  g.off_red = g.off_split + Cfg::kSplitPlaneCount * g.plane_stride * int(sizeof(float));
+  g.off_red = g.off_planes + round_up(Cfg::kItemsPerCta * Cfg::kSlots * g.plane_stride *
+                                          int(sizeof(typename Cfg::Element)), 16);  // a ring per item
   // Cluster reduction: each CTA's (min, argmin) fragments, read by rank 0 through DSMEM;
   // then the softmax's row max and row sum of each channel group (64 floats each).
   g.off_xch = g.off_red + (g.r_split > 1 ? Cfg::kThreads * Cfg::kN / 2 * 8 : 0);

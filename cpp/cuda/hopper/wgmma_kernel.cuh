@@ -3,7 +3,7 @@
 // weights from shared memory), streamed along the reduced axis R with rolling accumulators.
 // "highest" (kSplit3x) issues two wgmmas per k-step into one accumulator: big(x) big(w) in
 // TF32, then the two cross terms in one bf16 wgmma (wgmma_config.cuh; split_tf32_bf16 for w;
-// x's big part is x itself, its pairs bf16_pair_truncated's).
+// x's big part is x itself, its bf16 pairs computed in the gather: bf16_pairs_truncated).
 //
 // CTA = one warpgroup = one batch index x a 4 x 16 (or 2 x 32) tile of output positions (P, Q)
 // (Cfg::kWarpgroups = 2, TF32 at N = 64: two such tiles stacked along P, one warpgroup
@@ -74,8 +74,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   int* sKoff = reinterpret_cast<int*>(smem + g.off_koff);           // (k_steps*BK) bytes
   int64_t* sSrc = reinterpret_cast<int64_t*>(smem + g.off_src);     // footprint sources
   Element* sPlanes = reinterpret_cast<Element*>(smem + g.off_planes);  // (kSlots, plane_stride)
-  // kSplitPlanes: each plane split once into (TF32 big, bf16 cross-term pairs) planes, double-buffered.
-  float* sSplit = reinterpret_cast<float*>(smem + g.off_split);  // (buffers, parts, plane_stride)
 
   const int tid = threadIdx.x;
   // This thread's warpgroup (its 64 positions: rows wg * kWgTileP.. of the CTA's tile, or with
@@ -193,13 +191,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     for (int s = 0; s < kItems * kSlots; ++s) cutlass::arch::ClusterTransactionBarrier::init(&sBars[s], 1);
     cutlass::arch::fence_barrier_init();
   }
-  if constexpr (Cfg::kSplitPlanes) {  // the zero channel of every split plane
-    for (int i = tid; i < Cfg::kSplitPlaneCount * foot_pq; i += Cfg::kThreads) {
-      int part, e;
-      g.by_foot_pq(part, e, i);
-      sSplit[part * g.plane_stride + p.c_in * foot_pq + e] = 0.0f;
-    }
-  }
   __syncthreads();  // the source table (or the TMA barriers) is read by every thread below
 
   // Prologue: the first kLead + kPrefetch planes start while the weights are laid out.
@@ -302,45 +293,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
 
   const char* planes = reinterpret_cast<const char*>(ring.sPlanes);  // (kOwnItems: this ring's)
   const int slot_bytes = int(sizeof(Element)) * g.plane_stride;
-  // kSplitPlanes: the split buffer of ring slot u (written by split_plane, read by the gather).
-  auto split_buffer = [&](int u) { return sSplit + (u % Cfg::kSplitBuffers) * g.plane_stride; };
-
-  // kSplitPlanes: this thread's elements of ring slot u (the ones its own cp.async copied,
-  // so complete after its cp_async_wait, before any barrier) split into the bf16 pair plane
-  // (bf16_pair_truncated; before v57 also a rounded TF32 big plane) of split buffer u % 2. Each element is split once instead of once per use in the gather (k_p * k_q uses).
-  auto split_plane = [&](auto u_c) __attribute__((always_inline)) {
-    if constexpr (Cfg::kSplitPlanes) {
-      constexpr int u = decltype(u_c)::value;
-      const float* raw = ring.slot(u);
-      auto* dst = reinterpret_cast<uint32_t*>(split_buffer(u));
-      constexpr int kBatch = Cfg::kSplitBatch;  // loads first, then splits and stores
-      for (int e0 = ring_tid; e0 < ring.elems; e0 += kBatch * kRingThreads) {
-        float rX[kBatch];  // (kBatch) this thread's raw elements e0 + t * kRingThreads
-        CUTE_UNROLL
-        for (int t = 0; t < kBatch; ++t) {
-          const int e = e0 + t * kRingThreads;
-          rX[t] = e < ring.elems ? raw[e] : 0.0f;
-        }
-        CUTE_UNROLL
-        for (int t = 0; t < kBatch; ++t) {
-          const int e = e0 + t * kRingThreads;
-          if (e >= ring.elems) break;
-          dst[e] = bf16_pair_truncated(rX[t]);
-        }
-      }
-    }
-  };
   // One A value at byte offset `off` of a plane into the buffer (not kSplit3x).
   auto put = [&](FragA* rA, int v, int s, const char* plane, int off) __attribute__((always_inline)) {
     rA[0](v, 0, s) = to_mma<ValA>(*reinterpret_cast<const Element*>(plane + off));
   };
   // kSplit3x: k-step s's four A values at byte offsets off (TF32 value order (g, k), (g + 8, k),
   // (g, k + 1), (g + 8, k + 1), k = 2 (lane % 4): ALayout_64x8 with permuted columns) into the
-  // TF32 part and, as bf16 pairs (ALayout_64x16's registers: rows g, g + 8 of k..k + 1 for
-  // big(x), then for small(x)), into part 1's four registers. The TF32 part is x from `plane`
-  // (the ring slot: the TF32 wgmma truncates it to big); kSplitPlanes reads the pairs from
-  // `pairs` (a split buffer), otherwise they are computed here (bf16_pairs_truncated).
-  auto put_split = [&](FragA* rA, int s, const char* plane, const char* pairs, const int (&off)[4]) __attribute__((always_inline)) {
+  // TF32 part, x itself from the ring slot (the TF32 wgmma truncates it to big), and as bf16
+  // pairs (ALayout_64x16's registers: rows g, g + 8 of k..k + 1 for big(x), then for small(x))
+  // into part 1's four registers, computed here (session 43: cheaper than v57's split pass).
+  auto put_split = [&](FragA* rA, int s, const char* plane, const int (&off)[4]) __attribute__((always_inline)) {
     if constexpr (Cfg::kSplit3x) {
       static_assert(kValsA == 4 && kParts == 2, "TF32 m64k8 A values, two parts");
       uint32_t raw[4];  // x itself: the TF32 part (the wgmma truncates it to its big part)
@@ -350,26 +312,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
         rA[0](v, 0, s) = cutlass::tfloat32_t::bitcast(raw[v]);
       }
       uint32_t bf16[4];  // part 1's registers: tops of (v0, v2), (v1, v3), then their smalls
-      if constexpr (Cfg::kSplitPlanes) {
-        uint32_t pair[4];
-        CUTE_UNROLL
-        for (int v = 0; v < 4; ++v) pair[v] = *reinterpret_cast<const uint32_t*>(pairs + off[v]);
-        bf16[0] = __byte_perm(pair[0], pair[2], 0x5410);  // low halves
-        bf16[1] = __byte_perm(pair[1], pair[3], 0x5410);
-        bf16[2] = __byte_perm(pair[0], pair[2], 0x7632);  // high halves
-        bf16[3] = __byte_perm(pair[1], pair[3], 0x7632);
-      } else {
-        bf16_pairs_truncated(__uint_as_float(raw[0]), __uint_as_float(raw[2]), bf16[0], bf16[2]);
-        bf16_pairs_truncated(__uint_as_float(raw[1]), __uint_as_float(raw[3]), bf16[1], bf16[3]);
-      }
+      bf16_pairs_truncated(__uint_as_float(raw[0]), __uint_as_float(raw[2]), bf16[0], bf16[2]);
+      bf16_pairs_truncated(__uint_as_float(raw[1]), __uint_as_float(raw[3]), bf16[1], bf16[3]);
       CUTE_UNROLL
       for (int q = 0; q < 4; ++q) rA[1](q, 0, s) = cutlass::tfloat32_t::bitcast(bf16[q]);
     }
   };
   // k-step s's A values at byte offsets off into the buffer (all parts).
-  auto put_step = [&](FragA* rA, int s, const char* plane, const char* pairs, const int (&off)[kValsA]) __attribute__((always_inline)) {
+  auto put_step = [&](FragA* rA, int s, const char* plane, const int (&off)[kValsA]) __attribute__((always_inline)) {
     if constexpr (Cfg::kSplit3x) {
-      put_split(rA, s, plane, pairs, off);
+      put_split(rA, s, plane, off);
     } else {
       CUTE_UNROLL
       for (int v = 0; v < kValsA; ++v) put(rA, v, s, plane, off[v]);
@@ -379,15 +331,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     CUTE_UNROLL
     for (int q = 0; q < kParts; ++q) warpgroup_fence_operand(rA[q]);
   };
-  // Gathers the one chunk of the plane in `slot` (kSplitPlanes: and its pairs) through the
-  // register offsets.
-  auto gather_fast = [&](FragA* rA, const char* slot, const char* pairs = nullptr) __attribute__((always_inline)) {
+  // Gathers the one chunk of the plane in `slot` through the register offsets.
+  auto gather_fast = [&](FragA* rA, const char* slot) __attribute__((always_inline)) {
     CUTE_UNROLL
     for (int s = 0; s < kChunk; ++s) {
       int off[kValsA];
       CUTE_UNROLL
       for (int v = 0; v < kValsA; ++v) off[v] = a_off[s][v] + a_row_bytes(v, s);
-      put_step(rA, s, slot, pairs, off);
+      put_step(rA, s, slot, off);
     }
     fence_a(rA);
   };
@@ -398,7 +349,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       int off[kValsA];
       CUTE_UNROLL
       for (int v = 0; v < kValsA; ++v) off[v] = a_thread + sKoff[c * kChunk * BK + a_k(v, s)] + a_row_bytes(v, s);
-      put_step(rA, s, slot, nullptr, off);
+      put_step(rA, s, slot, off);
     }
     fence_a(rA);
   };
@@ -472,8 +423,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
 
   // Step i's ring work: loads plane i + kLead + kPrefetch (into the slot of plane
   // i - 2 + kLead, whose last gather every thread finished before the previous barrier),
-  // waits for this thread's copies of plane i + kLead, splits them (kSplitPlanes) and meets
-  // the other threads, after which plane i + kLead is ready. The register-staged ring only
+  // waits for this thread's copies of plane i + kLead and meets the other threads, after which plane i + kLead is ready. The register-staged ring only
   // fetches here; `store_next` writes the plane into its slot at the end of the step, read
   // two barriers later. By TMA, thread 0 issues the load and every thread waits on the slot's
   // mbarrier instead of its own copies; the barrier still guards the slot the load reuses.
@@ -497,8 +447,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     } else {
       if (loads_next(i)) ring.fetch(ring_tid, src_next);
     }
-    split_plane(Int<(u + kLead) % kSlots>{});
-    ring_sync();  // plane i + kLead is in its slot (kSplitPlanes: its split buffer) for every thread
+    ring_sync();  // plane i + kLead is in its slot for every thread
   };
   auto store_next = [&](auto u_c, int i) __attribute__((always_inline)) {
     if (loads_next(i)) {
@@ -506,10 +455,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       src_next += p.xs_r;
     }
   };
-  // The A sources of ring slot u: the slot (TF32, and "highest"'s big part since v57) and
-  // (kSplitPlanes) its split buffer's bf16 pairs.
+  // Ring slot u's plane, where the gather reads A.
   auto slot_of = [&](int u) { return planes + u * slot_bytes; };
-  auto pairs_of = [&](int u) { return reinterpret_cast<const char*>(split_buffer(u)); };
 
   // Plane i = i_begin + u (mod kSlots). kIssueFirst: plane i is ready and gathered into A
   // buffer u % kABuf when the step starts; its wgmmas are issued first, and the barrier of
@@ -534,7 +481,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       warpgroup_wait<0>();
       // kAcc = KR here, so a_fold holds output plane d_fold + 1, the one just completed.
       if (d_fold + 1 >= d_begin) fold(a_fold, d_fold + 1);
-      if (more) gather_fast(tCrA[0], slot_of((u + 1) % kSlots), pairs_of((u + 1) % kSlots));
+      if (more) gather_fast(tCrA[0], slot_of((u + 1) % kSlots));
     } else if constexpr (Cfg::kIssueFirst) {
       const bool more = i + 1 < i_end;         // plane i + 1 exists
       issue(tCrA[u % kABuf], u_c, 0, Int<kChunk>{});
@@ -542,13 +489,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       static_assert(kABuf == 2, "the next plane's gather needs the other A buffer");
       if constexpr (kTail || u == kSlots - 1) warpgroup_wait<0>();
       else warpgroup_wait<1>();                // plane i - 1 is done: its A buffer is free
-      if (more) gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots), pairs_of((u + 1) % kSlots));
+      if (more) gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots));
       if (d_fold >= d_begin) fold(a_fold, d_fold);
     } else if constexpr (Cfg::kOneChunk) {
       advance(u_c, i);
       FragA* rA = tCrA[u % kABuf];
       if constexpr (kABuf == 1) warpgroup_wait<0>();  // the buffer's last reader is done
-      gather_fast(rA, slot_of(u), pairs_of(u));
+      gather_fast(rA, slot_of(u));
       issue(rA, u_c, 0, Int<kChunk>{});
       if constexpr (kTail || u == kSlots - 1) warpgroup_wait<0>();
       else if constexpr (kABuf == 2) warpgroup_wait<1>();  // plane i - 1 is done
@@ -584,9 +531,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     if constexpr (Cfg::kIssueFirst) {  // plane i_begin ready and gathered before the loop
       if constexpr (tma) wait_tma(0, i_begin);
       cp_async_wait<kPrefetch>();
-      split_plane(Int<0>{});
       ring_sync();
-      gather_fast(tCrA[0], slot_of(0), pairs_of(0));
+      gather_fast(tCrA[0], slot_of(0));
     }
 
     {  // the plane loop: whole periods of kSlots planes, then the partial last one
