@@ -167,9 +167,10 @@ struct WgmmaConfig {
   // bounds its one-chunk kernels spill (local ptxas, nvcc 13.0: TF32 N = 24 64 B at 168, bf16
   // N = 24 320 B at 128, TF32 N = 32 retiring 1260 B at 128). 3xTF32 took 2 (255
   // registers) until v41 rebuilt its B descriptors in each step (kRebuildB): its one-chunk
-  // kernel at N <= 24 now fits 3 without a spill (168 registers by TMA, 163-168 by cp.async
-  // at k_r = 2 and 3), at N = 32 it takes 200; at k_r = 5 it gathers in chunks
-  // (WidthKernels::kHasKR5).
+  // kernel at N <= 24 now fits 3 without a spill (v58: 160 registers by TMA, 163 by cp.async at
+  // k_r = 3), at N = 32 it takes 200; at k_r = 5 it gathers in chunks (WidthKernels::kHasKR5).
+  // A 4th per SM (128 registers, 24 B spilled by TMA, 56 B by cp.async) lost 4% at the
+  // reference and 12% at B = 8 (lab, H100, v58).
   // Float32 data with 16-bit operands by TMA at N = 24 (autocast) also fits 128 (v34: 127
   // registers until v33's item loop took it to 162, 3 per SM; capped at 128 no spill at k_r = 1
   // and 3, 4 B at 2; lab, H200: reference 64.0 -> 55.1 µs, B = 1024 426 -> 381, B = 1 equal).
