@@ -140,6 +140,22 @@ def _check(mode, x, w, b, dim, expect_path=None):
     return y
 
 
+def _check_nan_and_inf(mode, x, w, b, dim, expect_path=None):
+    """Puts a NaN, a +inf and a -inf into x (batch indices 0 and 1) and checks the output's
+    NaN/Inf positions and its finite values against the direct float64 conv on the CPU (same
+    NaN/Inf positions as eager's math; cuDNN may pick Winograd/FFT for float32, whose transforms
+    smear one Inf into NaNs)."""
+    x[0, 1, 4, 5, 6] = float("nan")
+    x[1, 0, 2, 3, 3] = float("inf")
+    x[1, 2, 7, 8, 1] = float("-inf")
+    y, path = _run(mode, x, w, b, dim)
+    assert path == (expect_path or _expected_path(mode, w, dim))
+    expected = reference(x.cpu(), w.cpu(), b.cpu(), dim)
+    assert torch.isnan(expected).any()
+    err = assert_nonfinite_match(y, expected)
+    assert err <= MODES[mode][2] * 10
+
+
 def _check_rings_agree(mode, x, w, b, dim):
     """_check, and bitwise the same result for the same values one element further on, which
     the cp.async ring (one CTA per work item) loads instead of TMA: the same sums."""
@@ -216,14 +232,7 @@ def test_3xtf32_long_reduction_on_wgmma(shape, dim, dist):
 @pytest.mark.parametrize("shape,dim", LONG_K_SHAPES[:2], ids=["k375-kr5", "k432"])
 def test_nan_and_inf_in_long_reductions(shape, dim):
     x, w, b = make_inputs(shape, device="cuda")
-    x[0, 1, 4, 5, 6] = float("nan")
-    x[1, 0, 2, 3, 3] = float("inf")
-    x[1, 2, 7, 8, 1] = float("-inf")
-    y, path = _run("highest", x, w, b, dim)
-    assert path == "cuda-wgmma-3xtf32"
-    expected = reference(x.cpu(), w.cpu(), b.cpu(), dim)
-    assert torch.isnan(expected).any()
-    assert assert_nonfinite_match(y, expected) <= MODES["highest"][2] * 10
+    _check_nan_and_inf("highest", x, w, b, dim, expect_path="cuda-wgmma-3xtf32")
 
 
 @pytest.mark.parametrize(
@@ -595,17 +604,7 @@ def test_persistent_ctas_track_the_argmin(waves, c_out, h, mode):
 @pytest.mark.parametrize("dim", [2, 4])
 def test_nan_and_inf_follow_eager(mode, dim, c_out):
     x, w, b = make_inputs((2, 3, c_out, 9, 10, 11, 3, 3, 3), device="cuda")
-    x[0, 1, 4, 5, 6] = float("nan")
-    x[1, 0, 2, 3, 3] = float("inf")
-    x[1, 2, 7, 8, 1] = float("-inf")
-    y, path = _run(mode, x, w, b, dim)
-    assert path == _expected_path(mode, w, dim)
-    # Against the direct float64 conv on the CPU (same NaN/Inf positions as eager's math;
-    # cuDNN may pick Winograd/FFT for float32, whose transforms smear one Inf into NaNs).
-    expected = reference(x.cpu(), w.cpu(), b.cpu(), dim)
-    assert torch.isnan(expected).any()
-    err = assert_nonfinite_match(y, expected)
-    assert err <= MODES[mode][2] * 10
+    _check_nan_and_inf(mode, x, w, b, dim)
 
 
 @pytest.mark.parametrize("c_out", [24, 56])
