@@ -73,7 +73,7 @@ __device__ __forceinline__ void split_tf32_bf16(float v, cutlass::tfloat32_t& bi
 // |v|). One PRMT and one F2FP per two values. An Inf or NaN becomes 0 first: its pair is 0, as
 // in split_tf32_bf16, and the TF32 part, the value itself, carries it.
 __device__ __forceinline__ void bf16_pairs_truncated(float a, float b, uint32_t& tops, uint32_t& smalls) {
-  const float fa = fabsf(a) < INFINITY ? a : 0.0f, fb = fabsf(b) < INFINITY ? b : 0.0f;
+  const float fa = isfinite(a) ? a : 0.0f, fb = isfinite(b) ? b : 0.0f;
   const uint32_t ua = __float_as_uint(fa), ub = __float_as_uint(fb);
   tops = __byte_perm(ua, ub, 0x7632);
   const __nv_bfloat162 s = __floats2bfloat162_rn(fa - __uint_as_float(ua & 0xffffe000u),

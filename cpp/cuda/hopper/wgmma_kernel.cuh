@@ -421,12 +421,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     }
   };
 
-  // Step i's ring work: loads plane i + kLead + kPrefetch (into the slot of plane
-  // i - 2 + kLead, whose last gather every thread finished before the previous barrier),
-  // waits for this thread's copies of plane i + kLead and meets the other threads, after which plane i + kLead is ready. The register-staged ring only
-  // fetches here; `store_next` writes the plane into its slot at the end of the step, read
-  // two barriers later. By TMA, thread 0 issues the load and every thread waits on the slot's
-  // mbarrier instead of its own copies; the barrier still guards the slot the load reuses.
+  // Step i's ring work: loads plane i + kLead + kPrefetch (into the slot of plane i - 2 + kLead,
+  // whose last gather every thread finished before the previous barrier), waits for this thread's
+  // copies of plane i + kLead and meets the other threads, after which plane i + kLead is ready.
+  // The register-staged ring only fetches here; `store_next` writes the plane into its slot at the
+  // end of the step, read two barriers later. By TMA, thread 0 issues the load and every thread
+  // waits on the slot's mbarrier instead of its own copies; the barrier still guards the slot the
+  // load reuses.
   // The plane step i loads (i + kLead + kPrefetch): whether it exists, and its ring slot.
   // The barrier of the threads sharing the ring: the CTA's, or (kOwnItems) the warpgroup's.
   auto ring_sync = [&] {
