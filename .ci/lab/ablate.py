@@ -128,6 +128,10 @@ def declaration(start):  # the declaration from `start` up to its ';'
 # LAB_MINB: CTAs per SM the registers must allow.
 lab_override("LAB_MINB", declaration("  static constexpr int kMinBlocks ="),
              "  static constexpr int kMinBlocks = LAB_MINB;")
+# LAB_LEAN3X: "highest"'s lean kernel (retiring, no argmin; with LAB_RETIRE=1, LAB_NOARG=1) at
+# any N, not only 32 (at N = 24 it lost to the kept one in v41, beside the split pass).
+lab_override("LAB_LEAN3X", declaration("  static constexpr bool kRetire3x ="),
+             "  static constexpr bool kRetire3x = kSplit3x_ && !kArgmin_ && kKR_ == 3 && kTma_;")
 # LAB_TILEP: output rows per tile of every kernel the lab builds (4: 4 x 16, 2: 2 x 32).
 lab_override("LAB_TILEP",
              "  static constexpr int kWgTileP = kTileP_, kTileQ = 64 / kTileP_;  // one warpgroup's rows, columns\n"
