@@ -24,9 +24,10 @@ inline bool wide_tile_pays(long long p_out, long long q_out) {
 }
 
 // A kernel whose 2 x 32 tiles cost more per item than its 4 x 16 ones takes them only where
-// they need fewer rounds of items at its CTAs per SM: 3xTF32's kept kernel (3 per SM; its
-// three split planes per slot), whose items took ~5% longer on 2 x 32 tiles (lab, H200, B =
-// 1024: 6.3% fewer items, 1.2% less time). Package, graph µs 4 x 16 / 2 x 32 at the reference
+// they need fewer rounds of items at its CTAs per SM: 3xTF32's kept kernel (3 per SM), whose
+// items took ~5% longer on 2 x 32 tiles when it still wrote three split planes per slot (lab,
+// H200, B = 1024: 6.3% fewer items, 1.2% less time; v42). The split planes are gone since v58;
+// the rule has not been measured again without them. Package, graph µs 4 x 16 / 2 x 32 at the reference
 // shape by batch (items narrow / wide, rounds at 396 per round): B = 40 (640 / 600, 2 / 2)
 // 65.4 / 67.6; 72 (1152 / 1080, 3 / 3) 96.5 / 99.2; 83 (1328 / 1245, 4 / 4) 115.7 / 119.3;
 // 128 (2048 / 1920, 6 / 5) 171.3 / 162.1; 256 (4096 / 3840, 11 / 10) 318.2 / 316.3.
