@@ -99,6 +99,14 @@ TEST(RetireRule, HighestLeanAtN32) {
   EXPECT_FALSE(lean_pays(504, 2, 0, 3, kH200Sms, false));  // 2 either way
 }
 
+// 3xTF32's lean kernel at N = 24 (v59): 4 per SM against its kept kernel's 3.
+TEST(RetireRule, HighestLeanAtN24) {
+  EXPECT_TRUE(lean_pays(2048, 3, 0, 4, kH200Sms));   // the reference: 6 rounds -> 4
+  EXPECT_TRUE(lean_pays(1008, 3, 0, 4, kH200Sms));   // 3 -> 2
+  EXPECT_FALSE(lean_pays(700, 3, 0, 4, kH200Sms));   // 2 either way
+  EXPECT_FALSE(lean_pays(1162, 3, 0, 4, kH200Sms));  // 3 either way
+}
+
 // The tests' persistent batches (tests/conftest.py, persistent_batch: 14 tiles per batch index,
 // waves of 4 CTAs per SM) take the kernels their docstring names.
 TEST(RetireRule, PersistentTestBatchesTakeTheNamedKernels) {

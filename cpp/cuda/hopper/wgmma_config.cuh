@@ -95,11 +95,12 @@ struct WgmmaConfig {
   // retires its plane's wgmmas before folding the output plane they complete and gathering the
   // next plane into the one A buffer, so kKR accumulators and one A buffer suffice (fewer
   // registers, more CTAs per SM).
-  // 3xTF32 retires only in its lean kernel (no argmin) at N = 32, k_r = 3 by TMA (v41): 168
-  // registers, 3 CTAs per SM where the kept one takes 200 and 2 (lab, H200: 199.7 -> 186.9 µs
-  // at C_out = 32); at N = 24 the kept kernel holds 3 per SM too and the lean one lost 1-2%.
+  // 3xTF32 retires only in its lean kernel (no argmin) at N = 24 and 32, k_r = 3 by TMA. At N = 32
+  // (v41): 168 registers, 3 CTAs per SM where the kept one takes 200 and 2 (lab, H200: 199.7 ->
+  // 186.9 µs at C_out = 32). At N = 24 (v59): 128 registers with no spill, 4 per SM where the
+  // kept one holds 3 (v41's lean kernel held 3 too and lost 1-2%, beside the split pass).
   static constexpr bool kRetire16 = sizeof(ValA_) == 2 && (kN_ == 24 || kN_ == 32) && kKR_ == 3 && kTma_;
-  static constexpr bool kRetire3x = kSplit3x_ && !kArgmin_ && kN_ == 32 && kKR_ == 3 && kTma_;
+  static constexpr bool kRetire3x = kSplit3x_ && !kArgmin_ && (kN_ == 24 || kN_ == 32) && kKR_ == 3 && kTma_;
   static constexpr bool kRetireEachPlane =
       kRetire_ && kOneChunk_ && (kSplit3x_ ? kRetire3x : (sizeof(ValA_) == 4 || kRetire16));
   // Output planes in flight: the kKR a plane feeds plus the one being folded meanwhile.
@@ -170,7 +171,8 @@ struct WgmmaConfig {
   // kernel at N <= 24 now fits 3 without a spill (v58: 160 registers by TMA, 163 by cp.async at
   // k_r = 3), at N = 32 it takes 200; at k_r = 5 it gathers in chunks (WidthKernels::kHasKR5).
   // A 4th per SM (128 registers, 24 B spilled by TMA, 56 B by cp.async) lost 4% at the
-  // reference and 12% at B = 8 (lab, H100, v58).
+  // reference and 12% at B = 8 (lab, H100, v58); its lean kernel at N = 24 (v59) fits 4 in
+  // 128 registers with no spill: one accumulator and the argmin fewer.
   // Float32 data with 16-bit operands by TMA at N = 24 (autocast) also fits 128 (v34: 127
   // registers until v33's item loop took it to 162, 3 per SM; capped at 128 no spill at k_r = 1
   // and 3, 4 B at 2; lab, H200: reference 64.0 -> 55.1 µs, B = 1024 426 -> 381, B = 1 equal).
@@ -188,7 +190,7 @@ struct WgmmaConfig {
   static constexpr int kMinBlocks =
       kWarpgroups_ > 1 ? 1
       : (kN_ > 32 || (!kOneChunk_ && kLongChunk_ >= 9)) ? 2
-      : kSplit3x ? ((kRetireEachPlane || (kOneChunk && kN <= 24)) ? 3 : 2)
+      : kSplit3x ? ((kRetireEachPlane && kN <= 24) ? 4 : (kRetireEachPlane || (kOneChunk && kN <= 24)) ? 3 : 2)
                : (kRetireEachPlane && (sizeof(ValA) == 2 || !kArgmin)) ? (kN <= 24 ? 5 : 4)
                : ((kN <= 16 || (sizeof(ValA) == 2 && kN <= 24 && (sizeof(Element) == 2 || kTma)) ||
                    kRetireEachPlane)

@@ -296,9 +296,9 @@ struct WidthKernels {
   // At N = 32 (C_out 25..32; v39, lab, H200, session 21, 4 per SM, µs kept / lean): bf16
   // (kept: 3 per SM) B = 64 40.4 / 33.4, 128 67.7 / 57.5, 256 123.3 / 106.7; TF32 (the retiring
   // kernel, 4 per SM as the lean one) 36.3 / 36.1, 67.1 / 65.3, 128.2 / 123.6.
-  // 3xTF32 has a lean kernel at N = 32 only (v41): 3 per SM where its kept kernel takes 2 (lab,
-  // H200, C_out = 32, B = 128: 199.7 / 186.9 µs); at N = 24 both take 3 and the lean one lost
-  // (171.5 / 172.8, B = 1024 1261 / 1290).
+  // 3xTF32's lean kernel at N = 32 (v41): 3 per SM where its kept kernel takes 2 (lab, H200,
+  // C_out = 32, B = 128: 199.7 / 186.9 µs). At N = 24 both took 3 and the lean one lost (171.5 /
+  // 172.8, B = 1024 1261 / 1290); since v58 (no split pass) it fits 4 in 128 registers (v59).
   using Keep = Cfg<3, true, 0, false, true>;  // the kept kernel at k_r = 3 by TMA
   using Lean = Cfg<3, true, 0, true, true, false>;
   static constexpr bool kLeanKernels = (N == 24 || N == 32) && Lean::kRetireEachPlane;
@@ -311,12 +311,15 @@ struct WidthKernels {
   // 447.0; B = 64: TF32 35.2 / 35.4, autocast 30.9 / 29.9.
   using LeanWide = Cfg<3, true, 0, true, true, false, 2>;
   using KeptWide = Cfg<3, true, 0, false, true, true, 2>;
-  static constexpr bool kWideLean = kLeanKernels && !T::kSplit3x;
+  static constexpr bool kWideLean = kLeanKernels && (!T::kSplit3x || N == 24);
   static constexpr bool kWideKept = T::kSplit3x && N == 24;
-  // (3xTF32's on one channel group only: its channel clusters never ran on 2 x 32 tiles.)
-  static bool takes_wide(const Params& p, int sms) {
+  // (3xTF32's kept kernel on one channel group only: its channel clusters never ran on 2 x 32
+  // tiles. Its lean kernel at N = 24 (v59) takes them as the other lean kernels do: its
+  // per-item penalty came from v57's split planes, gone since v58; .ci/lab/abuf58.runs times
+  // both tiles, not run yet.)
+  static bool takes_wide(const Params& p, int sms, bool lean = false) {
     if (p.k_r != 3 || !wide_tile_pays(p.p_out, p.q_out)) return false;
-    if constexpr (!T::kSplit3x) return true;
+    if (!T::kSplit3x || lean) return true;
     const WgGeometry narrow = make_wg_geometry<Keep>(p, sms);
     return narrow.n_split == 1 && wide_tile_saves_a_round(tile_ctas(p, narrow),
                                                           tile_ctas(p, make_wg_geometry<KeptWide>(p, sms)),
@@ -367,7 +370,7 @@ struct WidthKernels {
       if constexpr (kTma && kLeanKernels) {
         if (p.k_r == 3 && takes_lean(p, sms)) {
           if constexpr (kWideLean) {
-            if (takes_wide(p, sms)) return f(LeanWide{});
+            if (takes_wide(p, sms, true)) return f(LeanWide{});
           }
           return f(Lean{});
         }
