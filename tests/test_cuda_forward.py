@@ -437,7 +437,7 @@ def test_lean_kernels_with_channel_groups(mode, c_out, batch):
 
 # The same clusters on the 29 x 30 plane (H = 31): the lean kernels there run 2 x 32 tiles
 # (C_out = 40 at B = 20: 600 CTAs, one wave of 5 per SM; 64 at B = 16: 480, one wave of 4), and
-# 3xTF32's kept kernel keeps 4 x 16 on clusters (wgmma_launch.cuh, takes_wide).
+# 3xTF32's kept kernel keeps 4 x 16 on clusters (wgmma_launch.cuh, kept_takes_wide).
 @pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
 @pytest.mark.parametrize("mode, c_out, batch", [("high", 40, 20), ("bf16", 40, 20), ("fp16", 40, 20),
                                                 ("high", 64, 16), ("bf16", 64, 16), ("highest", 40, 40)])

@@ -302,9 +302,9 @@ struct WidthKernels {
   using Keep = Cfg<3, true, 0, false, true>;  // the kept kernel at k_r = 3 by TMA
   using Lean = Cfg<3, true, 0, true, true, false>;
   static constexpr bool kLeanKernels = (N == 24 || N == 32) && Lean::kRetireEachPlane;
-  // The lean kernels (but 3xTF32's, not measured) and 3xTF32's kept kernel at N = 24, k_r = 3
-  // also come on 2 x 32 output tiles, taken where those cover the plane in fewer tiles, and for
-  // 3xTF32 where that saves a round of items (tile_rule.h). Lab (H200, session 23, reference
+  // The lean kernels (3xTF32's at N = 24 only; at N = 32 not measured) and 3xTF32's kept kernel
+  // at N = 24, k_r = 3 also come on 2 x 32 output tiles, taken where those cover the plane in
+  // fewer tiles, and for 3xTF32's kept kernel only where that saves a round of items (tile_rule.h). Lab (H200, session 23, reference
   // shape, µs 4 x 16 / 2 x 32): TF32 lean B = 128 57.5 / 55.4, 1024 423.7 / 395.0; bf16 47.1 /
   // 44.2, 319.9 / 294.2; autocast 49.6 / 46.1, 349.0 / 323.7; 3xTF32 kept 171.9 / 162.5, 1236 /
   // 1222; at C_out = 32 (N = 32) bf16 56.7 / 55.8, 384.1 / 357.4, TF32 64.6 / 64.2, 465.2 /
@@ -313,13 +313,12 @@ struct WidthKernels {
   using KeptWide = Cfg<3, true, 0, false, true, true, 2>;
   static constexpr bool kWideLean = kLeanKernels && (!T::kSplit3x || N == 24);
   static constexpr bool kWideKept = T::kSplit3x && N == 24;
-  // (3xTF32's kept kernel on one channel group only: its channel clusters never ran on 2 x 32
-  // tiles. Its lean kernel at N = 24 (v59) takes them as the other lean kernels do: its
-  // per-item penalty came from v57's split planes, gone since v58. Lab, H100, µs 2 x 32 / 4 x 16:
-  // B = 128 108.8 / 109.0, B = 256 196.9 / 213.1.)
-  static bool takes_wide(const Params& p, int sms, bool lean = false) {
+  // 3xTF32's kept kernel, on one channel group only (its channel clusters never ran on 2 x 32
+  // tiles). Its lean kernel at N = 24 (v59) takes them as the other lean kernels do: the kept
+  // one's per-item penalty came from v57's split planes, gone since v58. Lab, H100, µs 2 x 32 /
+  // 4 x 16: B = 128 108.8 / 109.0, B = 256 196.9 / 213.1.
+  static bool kept_takes_wide(const Params& p, int sms) {
     if (p.k_r != 3 || !wide_tile_pays(p.p_out, p.q_out)) return false;
-    if (!T::kSplit3x || lean) return true;
     const WgGeometry narrow = make_wg_geometry<Keep>(p, sms);
     return narrow.n_split == 1 && wide_tile_saves_a_round(tile_ctas(p, narrow),
                                                           tile_ctas(p, make_wg_geometry<KeptWide>(p, sms)),
@@ -370,7 +369,7 @@ struct WidthKernels {
       if constexpr (kTma && kLeanKernels) {
         if (p.k_r == 3 && takes_lean(p, sms)) {
           if constexpr (kWideLean) {
-            if (takes_wide(p, sms, true)) return f(LeanWide{});
+            if (wide_tile_pays(p.p_out, p.q_out)) return f(LeanWide{});
           }
           return f(Lean{});
         }
@@ -379,7 +378,7 @@ struct WidthKernels {
         if (retire_pays<kTma>(p, sms)) return with_kr<true, 0, true, kTma>(p.k_r, f);
       }
       if constexpr (kTma && kWideKept) {
-        if (takes_wide(p, sms)) return f(KeptWide{});
+        if (kept_takes_wide(p, sms)) return f(KeptWide{});
       }
       return with_kr<true, 0, false, kTma>(p.k_r, f);
     }
