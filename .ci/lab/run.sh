@@ -23,7 +23,7 @@ PY=${LAB_PYTHON:-python3}
 [ -n "${LAB_PYTHON:-}" ] || python3 -m pip install -q --no-deps .whl/nvidia_cutlass-*.whl 2>&1 | tail -1
 INC=$("$PY" -c "import importlib.util as u; print(u.find_spec('cutlass_library').submodule_search_locations[0])")/source/include
 SRC=/tmp/lab/src
-"$PY" .ci/lab/ablate.py "$SRC"
+"$PY" .ci/lab/ablate.py "$SRC" || { echo "ablate.py failed: no binary built from stale sources"; exit 1; }
 fi
 ONLY="-DLAB_NOLOAD=1 -DLAB_NOGATHER=1 -DLAB_NOFOLD=1 -DLAB_NOSYNC=1"
 VARIANTS=${VARIANTS:-"base: nowg:-DLAB_NOWG=1 noload:-DLAB_NOLOAD=1 nogather:-DLAB_NOGATHER=1
