@@ -93,14 +93,43 @@ rep("      else warpgroup_wait<1>();                // plane i - 1 is done: its 
     "      else warpgroup_wait<1>();                // plane i - 1 is done: its A buffer is free\n      LAB_MARK(3);\n")
 rep("      if (more) gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots));\n",
     "      if (more) gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots));\n      LAB_MARK(4);\n")
+# The retiring kernels' step (session 47): start, after the wgmma issue, after the next plane's
+# wait and barrier (advance), after the wgmma wait, after the fold and the gather.
+rep("      issue(rA, u_c, 0, Int<kChunk>{});\n      if (more) advance(u_c, i);\n",
+    "      LAB_MARK(0);\n      issue(rA, u_c, 0, Int<kChunk>{});\n      LAB_MARK(1);\n      if (more) advance(u_c, i);\n"
+    "      LAB_MARK(2);\n")
+rep("      warpgroup_wait<0>();\n      // kAcc = KR here,", "      warpgroup_wait<0>();\n      LAB_MARK(3);\n      // kAcc = KR here,")
+# LAB_GATHERFIRST: the retiring step gathers the next plane before it folds the completed one,
+# so that the fold's min instructions run while the gather's loads are in flight (session 47:
+# a tie for TF32 and bf16, 1-3% lost for 3xTF32).
+rep("      if (d_fold + 1 >= d_begin) fold(a_fold, d_fold + 1);\n      if (!kEarly && more) gather_fast(tCrA[0], slot_of((u + 1) % kSlots));\n",
+    "      if (!LAB_GATHERFIRST && d_fold + 1 >= d_begin) fold(a_fold, d_fold + 1);\n"
+    "      if (!kEarly && more) gather_fast(tCrA[0], slot_of((u + 1) % kSlots));\n"
+    "      if (LAB_GATHERFIRST && d_fold + 1 >= d_begin) fold(a_fold, d_fold + 1);\n      LAB_MARK(4);\n")
+# LAB_ITEMS: thread 0 of the first kLabStepCtas CTAs records the SM clock at its start and, for
+# each of its first kLabItems work items, at the item's start, after its plane loop and at its
+# end (before the next item); kernel_lab.cu prints the median prologue, loop, epilogue and gap.
+rep("  const int tid = threadIdx.x;\n",
+    "  const int tid = threadIdx.x;\n  [[maybe_unused]] int lab_item = 0;\n"
+    "  if (LAB_ITEMS && tid == 0 && blockIdx.x < kLabStepCtas) {\n"
+    "    unsigned c_; asm volatile(\"mov.u32 %0, %%clock;\" : \"=r\"(c_) :: \"memory\"); lab_items[blockIdx.x][0][3] = c_;\n  }\n")
+rep("  for (;;) {  // work items (one unless the grid is persistent)\n",
+    "  for (;;) {  // work items (one unless the grid is persistent)\n    LAB_IMARK(0);\n")
+rep("    warpgroup_wait<0>();\n    cp_async_wait<0>();\n",
+    "    warpgroup_wait<0>();\n    cp_async_wait<0>();\n    LAB_IMARK(1);\n")
+rep("    if (!has_next) break;\n", "    LAB_IMARK(2);\n    if (!has_next) break;\n    ++lab_item;\n")
 defs = "".join(f"#ifndef LAB_{n}\n#define LAB_{n} 0\n#endif\n" for n in
                ["NOWG", "NOLOAD", "NOGATHER", "NOFOLD", "NOSYNC", "NOWEIGHTS", "TIMELINE", "AOFF16", "NOLOOP", "NOEPI",
-                "STEPS", "FOLDFIRST", "XORDER"])
+                "STEPS", "FOLDFIRST", "XORDER", "ITEMS", "GATHERFIRST"])
 defs += ("constexpr int kLabStepCtas = 512, kLabSteps = 32;\n"
          "__device__ unsigned lab_steps[kLabStepCtas][kLabSteps][5];\n"
          "#define LAB_MARK(k) do { if (LAB_STEPS && tid == 0 && blockIdx.x < kLabStepCtas && i - i_begin < kLabSteps) {"
          " unsigned c_; asm volatile(\"mov.u32 %0, %%clock;\" : \"=r\"(c_) :: \"memory\");"
-         " lab_steps[blockIdx.x][i - i_begin][k] = c_; } } while (0)\n")
+         " lab_steps[blockIdx.x][i - i_begin][k] = c_; } } while (0)\n"
+         "constexpr int kLabItems = 8;\n__device__ unsigned lab_items[kLabStepCtas][kLabItems][4];\n"
+         "#define LAB_IMARK(k) do { if (LAB_ITEMS && tid == 0 && blockIdx.x < kLabStepCtas && lab_item < kLabItems) {"
+         " unsigned c_; asm volatile(\"mov.u32 %0, %%clock;\" : \"=r\"(c_) :: \"memory\");"
+         " lab_items[blockIdx.x][lab_item][k] = c_; } } while (0)\n")
 defs += ("#if LAB_TIMELINE\nconstexpr int kLabTimelineCtas = 1 << 16;\n"
          "__device__ unsigned long long lab_timeline[3 * kLabTimelineCtas];\n"
          "__device__ __forceinline__ unsigned long long lab_clock() {\n"
@@ -125,6 +154,9 @@ def declaration(start):  # the declaration from `start` up to its ';'
     return c[i:c.index(";", i) + 1]
 # LAB_RAWBIG=0 (v56's split with its TF32 big plane, rawbig.runs) was removed once v57 was kept;
 # commit d6a3844 has it.
+# LAB_GUW: kGatherUnderWgmma (0 or 1) for the retiring kernels (session 47: built, not timed).
+lab_override("LAB_GUW", declaration("  static constexpr bool kGatherUnderWgmma ="),
+             "  static constexpr bool kGatherUnderWgmma = LAB_GUW;")
 # LAB_MINB: CTAs per SM the registers must allow.
 lab_override("LAB_MINB", declaration("  static constexpr int kMinBlocks ="),
              "  static constexpr int kMinBlocks = LAB_MINB;")
@@ -153,8 +185,8 @@ lab_override("LAB_REBUILDB", "  static constexpr bool kRebuildB = kSplit3x;",
 # kernel), so that the gather of plane i + 1 runs under plane i's wgmmas.
 # LAB_IF16: 16-bit operands' non-retiring one-chunk kernels issue first too (their two A
 # buffers exist already; the config keeps gather-first for them).
-for a, b in [("  static constexpr int kABuffers = ((kSplit3x && kOneChunk) || kRetireEachPlane) ? 1 : 2;",
-              "  static constexpr int kABuffers = ((kSplit3x && kOneChunk && !LAB_ABUF2) || kRetireEachPlane) ? 1 : 2;"),
+for a, b in [("  static constexpr int kABuffers = ((kSplit3x && kOneChunk) || (kRetireEachPlane && !kGatherUnderWgmma)) ? 1 : 2;",
+              "  static constexpr int kABuffers = ((kSplit3x && kOneChunk && !LAB_ABUF2) || (kRetireEachPlane && !kGatherUnderWgmma)) ? 1 : 2;"),
              ("  static constexpr bool kIssueFirst = kOneChunk && (kRetireEachPlane || (!kSplit3x && sizeof(ValA) == 4));",
               "  static constexpr bool kIssueFirst = kOneChunk && (kRetireEachPlane || ((LAB_ABUF2 || !kSplit3x) && (sizeof(ValA) == 4 || LAB_IF16)));")]:
     assert a in c

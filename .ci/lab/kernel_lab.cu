@@ -13,8 +13,10 @@
 // -DLAB_TIMELINE=1: one extra launch records each CTA's start, end and SM (a persistent CTA's
 // end: its last item's), and the lab prints the span, the CTA durations and how many CTAs
 // each SM held over time.
-// -DLAB_STEPS=1: one extra launch records the SM clock at five points of each TF32 one-chunk
-// plane step in the first CTAs, and the lab prints the median length of each phase.
+// -DLAB_ITEMS=1: one extra launch records each CTA's prologue and its items' plane loop, epilogue
+// and the gap to the next item (SM clock), and the lab prints their medians.
+// -DLAB_STEPS=1: one extra launch records the SM clock at five points of each one-chunk plane
+// step (issue-first or retiring) in the first CTAs, and the lab prints each phase's length.
 // Inputs as the tests draw them (conftest.make_inputs): x and bias randn, weight randn /
 // sqrt(fan_in); "rand" draws uniform [0, 1) instead. "check" and "rand" compare batch indices
 // 0 and B - 1 with a float64 reference on the host: err = max abs error / max |reference|
@@ -261,7 +263,10 @@ int main(int argc, char** argv) {
     std::vector<unsigned> sc(size_t(kLabStepCtas) * kLabSteps * 5);
     CK(cudaMemcpyFromSymbol(sc.data(), lab_steps, sc.size() * sizeof(unsigned)));
     const int steps = std::min(kLabSteps, g.r_chunk + p.k_r - 1);
-    const char* names[5] = {"next plane", "wgmma wait", "issue+gather+fold", "last wait", "rest"};
+    // ablate.py's marks: the issue-first step's, or (kRetireEachPlane) the retiring step's
+    const char* first[5] = {"next plane", "wgmma wait", "issue+gather+fold", "last wait", "rest"};
+    const char* retire[5] = {"issue", "advance", "wgmma wait", "fold+gather", "rest"};
+    const char* const* names = Cfg::kRetireEachPlane ? retire : first;
     printf("STEPS cycles per phase, median over the first %d CTAs and steps 2..%d (p10 / median / p90):\n",
            std::min(grid, kLabStepCtas), steps - 3);
     std::vector<double> total;
@@ -281,6 +286,48 @@ int main(int argc, char** argv) {
       for (int s = 2; s + 2 < steps; ++s) st_len.push_back(double(sc[(size_t(c) * kLabSteps + s + 1) * 5] - sc[(size_t(c) * kLabSteps + s) * 5]));
     std::sort(st_len.begin(), st_len.end());
     printf("STEPS %-14s %7.0f %7.0f %7.0f\n", "whole step", st_len[st_len.size() / 10], st_len[st_len.size() / 2], st_len[9 * st_len.size() / 10]);
+    printf("STEPS median of step s (start to next start; the last: to its gather's end):");
+    for (int s = 0; s < steps; ++s) {
+      std::vector<double> d;
+      for (int c = 0; c < std::min(grid, kLabStepCtas); ++c) {
+        const unsigned* m = &sc[(size_t(c) * kLabSteps + s) * 5];
+        d.push_back(double((s + 1 < steps ? m[5] : m[4]) - m[0]));
+      }
+      std::sort(d.begin(), d.end());
+      printf(" %.0f", d[d.size() / 2]);
+    }
+    printf("\n");
+  }
+#endif
+#if LAB_ITEMS
+  {  // one more launch: each CTA's prologue and its items' loop, epilogue and gap (ablate.py's LAB_ITEMS)
+    std::vector<unsigned> it(size_t(kLabStepCtas) * kLabItems * 4, 0u);
+    CK(cudaMemcpyToSymbol(lab_items, it.data(), it.size() * sizeof(unsigned)));
+    p.x = dx[0];
+    CK(lab_launch(p, g, st));
+    CK(cudaStreamSynchronize(st));
+    CK(cudaMemcpyFromSymbol(it.data(), lab_items, it.size() * sizeof(unsigned)));
+    std::vector<double> pro, loop, epi, gap;
+    for (int c = 0; c < std::min(grid, kLabStepCtas); ++c) {
+      const unsigned* m = &it[size_t(c) * kLabItems * 4];
+      if (m[0] == 0 && m[2] == 0) continue;
+      pro.push_back(double(m[0] - m[3]));
+      for (int j = 0; j < kLabItems && (m[4 * j] | m[4 * j + 2]) != 0; ++j) {
+        loop.push_back(double(m[4 * j + 1] - m[4 * j]));
+        epi.push_back(double(m[4 * j + 2] - m[4 * j + 1]));
+        if (j + 1 < kLabItems && (m[4 * j + 4] | m[4 * j + 6]) != 0) gap.push_back(double(m[4 * j + 4] - m[4 * j + 2]));
+      }
+    }
+    auto show = [](const char* name, std::vector<double> d) {
+      if (d.empty()) return;
+      std::sort(d.begin(), d.end());
+      printf("ITEMS %-10s %8.0f %8.0f %8.0f  (n %zu)\n", name, d[d.size() / 10], d[d.size() / 2], d[9 * d.size() / 10], d.size());
+    };
+    printf("ITEMS cycles (p10 / median / p90) over the first %d CTAs' first %d items:\n", kLabStepCtas, kLabItems);
+    show("prologue", pro);
+    show("loop", loop);
+    show("epilogue", epi);
+    show("gap", gap);
   }
 #endif
   double err = -1, elerr = -1, err32 = -1;
