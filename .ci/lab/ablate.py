@@ -102,9 +102,9 @@ rep("      warpgroup_wait<0>();\n      // kAcc = KR here,", "      warpgroup_wai
 # LAB_GATHERFIRST: the retiring step gathers the next plane before it folds the completed one,
 # so that the fold's min instructions run while the gather's loads are in flight (session 47:
 # a tie for TF32 and bf16, 1-3% lost for 3xTF32).
-rep("      if (d_fold + 1 >= d_begin) fold(a_fold, d_fold + 1);\n      if (!kEarly && more) gather_fast(tCrA[0], slot_of((u + 1) % kSlots));\n",
+rep("      if (d_fold + 1 >= d_begin) fold(a_fold, d_fold + 1);\n      if (!kEarly && more) gather_next();\n",
     "      if (!LAB_GATHERFIRST && d_fold + 1 >= d_begin) fold(a_fold, d_fold + 1);\n"
-    "      if (!kEarly && more) gather_fast(tCrA[0], slot_of((u + 1) % kSlots));\n"
+    "      if (!kEarly && more) gather_next();\n"
     "      if (LAB_GATHERFIRST && d_fold + 1 >= d_begin) fold(a_fold, d_fold + 1);\n      LAB_MARK(4);\n")
 # LAB_ITEMS: thread 0 of the first kLabStepCtas CTAs records the SM clock at its start and, for
 # each of its first kLabItems work items, at the item's start, after its plane loop and at its

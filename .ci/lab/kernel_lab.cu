@@ -135,6 +135,14 @@ static std::vector<Elem> to_elem(std::vector<float>& v) {
   return e;
 }
 
+// A sample's p10, median and p90 on one line (the STEPS and ITEMS tables).
+static void print_deciles(const char* tag, const char* name, std::vector<double> d) {
+  if (d.empty()) return;
+  std::sort(d.begin(), d.end());
+  printf("%s %-14s %8.0f %8.0f %8.0f  (n %zu)\n", tag, name, d[d.size() / 10], d[d.size() / 2], d[9 * d.size() / 10],
+         d.size());
+}
+
 #define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("CUDA %s at %d\n", cudaGetErrorString(e), __LINE__); exit(1); } } while (0)
 
 int main(int argc, char** argv) {
@@ -269,7 +277,6 @@ int main(int argc, char** argv) {
     const char* const* names = Cfg::kRetireEachPlane ? retire : first;
     printf("STEPS cycles per phase, median over the first %d CTAs and steps 2..%d (p10 / median / p90):\n",
            std::min(grid, kLabStepCtas), steps - 3);
-    std::vector<double> total;
     for (int k = 0; k < 5; ++k) {
       std::vector<double> d;
       for (int c = 0; c < std::min(grid, kLabStepCtas); ++c)
@@ -278,14 +285,12 @@ int main(int argc, char** argv) {
           const unsigned end = k < 4 ? m[k + 1] : m[5];  // m[5]: step s + 1's start
           d.push_back(double(end - m[k]));
         }
-      std::sort(d.begin(), d.end());
-      printf("STEPS %-14s %7.0f %7.0f %7.0f\n", names[k], d[d.size() / 10], d[d.size() / 2], d[9 * d.size() / 10]);
+      print_deciles("STEPS", names[k], d);
     }
     std::vector<double> st_len;
     for (int c = 0; c < std::min(grid, kLabStepCtas); ++c)
       for (int s = 2; s + 2 < steps; ++s) st_len.push_back(double(sc[(size_t(c) * kLabSteps + s + 1) * 5] - sc[(size_t(c) * kLabSteps + s) * 5]));
-    std::sort(st_len.begin(), st_len.end());
-    printf("STEPS %-14s %7.0f %7.0f %7.0f\n", "whole step", st_len[st_len.size() / 10], st_len[st_len.size() / 2], st_len[9 * st_len.size() / 10]);
+    print_deciles("STEPS", "whole step", st_len);
     printf("STEPS median of step s (start to next start; the last: to its gather's end):");
     for (int s = 0; s < steps; ++s) {
       std::vector<double> d;
@@ -318,16 +323,11 @@ int main(int argc, char** argv) {
         if (j + 1 < kLabItems && (m[4 * j + 4] | m[4 * j + 6]) != 0) gap.push_back(double(m[4 * j + 4] - m[4 * j + 2]));
       }
     }
-    auto show = [](const char* name, std::vector<double> d) {
-      if (d.empty()) return;
-      std::sort(d.begin(), d.end());
-      printf("ITEMS %-10s %8.0f %8.0f %8.0f  (n %zu)\n", name, d[d.size() / 10], d[d.size() / 2], d[9 * d.size() / 10], d.size());
-    };
     printf("ITEMS cycles (p10 / median / p90) over the first %d CTAs' first %d items:\n", kLabStepCtas, kLabItems);
-    show("prologue", pro);
-    show("loop", loop);
-    show("epilogue", epi);
-    show("gap", gap);
+    print_deciles("ITEMS", "prologue", pro);
+    print_deciles("ITEMS", "loop", loop);
+    print_deciles("ITEMS", "epilogue", epi);
+    print_deciles("ITEMS", "gap", gap);
   }
 #endif
   double err = -1, elerr = -1, err32 = -1;

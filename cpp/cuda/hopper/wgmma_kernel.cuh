@@ -480,13 +480,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       const bool more = i + 1 < i_end;
       constexpr bool kEarly = Cfg::kGatherUnderWgmma;
       FragA* rA = tCrA[u % kABuf];
+      auto gather_next = [&] { gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots)); };
       issue(rA, u_c, 0, Int<kChunk>{});
       if (more) advance(u_c, i);
-      if (kEarly && more) gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots));
+      if (kEarly && more) gather_next();
       warpgroup_wait<0>();
       // kAcc = KR here, so a_fold holds output plane d_fold + 1, the one just completed.
       if (d_fold + 1 >= d_begin) fold(a_fold, d_fold + 1);
-      if (!kEarly && more) gather_fast(tCrA[0], slot_of((u + 1) % kSlots));
+      if (!kEarly && more) gather_next();
     } else if constexpr (Cfg::kIssueFirst) {
       const bool more = i + 1 < i_end;         // plane i + 1 exists
       issue(tCrA[u % kABuf], u_c, 0, Int<kChunk>{});
