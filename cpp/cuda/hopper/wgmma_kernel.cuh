@@ -475,19 +475,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     if constexpr (Cfg::kRetireEachPlane) {
       // Plane i's wgmmas, the barrier of plane i + 1 while they run, then their retirement:
       // output plane i - KR + 1 is complete (folded at once, its accumulator next holds
-      // output plane i + 1) and the one A buffer is free for plane i + 1's gather
-      // (kGatherUnderWgmma: plane i + 1 goes into the other A buffer before the wait).
+      // output plane i + 1) and the one A buffer is free for plane i + 1's gather.
       const bool more = i + 1 < i_end;
-      constexpr bool kEarly = Cfg::kGatherUnderWgmma;
-      FragA* rA = tCrA[u % kABuf];
-      auto gather_next = [&] { gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots)); };
-      issue(rA, u_c, 0, Int<kChunk>{});
+      issue(tCrA[0], u_c, 0, Int<kChunk>{});
       if (more) advance(u_c, i);
-      if (kEarly && more) gather_next();
       warpgroup_wait<0>();
       // kAcc = KR here, so a_fold holds output plane d_fold + 1, the one just completed.
       if (d_fold + 1 >= d_begin) fold(a_fold, d_fold + 1);
-      if (!kEarly && more) gather_next();
+      if (more) gather_fast(tCrA[0], slot_of((u + 1) % kSlots));
     } else if constexpr (Cfg::kIssueFirst) {
       const bool more = i + 1 < i_end;         // plane i + 1 exists
       issue(tCrA[u % kABuf], u_c, 0, Int<kChunk>{});
