@@ -95,16 +95,16 @@ rep("      if (more) gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots
     "      if (more) gather_fast(tCrA[(u + 1) % kABuf], slot_of((u + 1) % kSlots));\n      LAB_MARK(4);\n")
 # The retiring kernels' step (session 47): start, after the wgmma issue, after the next plane's
 # wait and barrier (advance), after the wgmma wait, after the fold and the gather.
-rep("      issue(rA, u_c, 0, Int<kChunk>{});\n      if (more) advance(u_c, i);\n",
-    "      LAB_MARK(0);\n      issue(rA, u_c, 0, Int<kChunk>{});\n      LAB_MARK(1);\n      if (more) advance(u_c, i);\n"
+rep("      issue(tCrA[0], u_c, 0, Int<kChunk>{});\n      if (more) advance(u_c, i);\n",
+    "      LAB_MARK(0);\n      issue(tCrA[0], u_c, 0, Int<kChunk>{});\n      LAB_MARK(1);\n      if (more) advance(u_c, i);\n"
     "      LAB_MARK(2);\n")
 rep("      warpgroup_wait<0>();\n      // kAcc = KR here,", "      warpgroup_wait<0>();\n      LAB_MARK(3);\n      // kAcc = KR here,")
 # LAB_GATHERFIRST: the retiring step gathers the next plane before it folds the completed one,
 # so that the fold's min instructions run while the gather's loads are in flight (session 47:
 # a tie for TF32 and bf16, 1-3% lost for 3xTF32).
-rep("      if (d_fold + 1 >= d_begin) fold(a_fold, d_fold + 1);\n      if (!kEarly && more) gather_next();\n",
+rep("      if (d_fold + 1 >= d_begin) fold(a_fold, d_fold + 1);\n      if (more) gather_fast(tCrA[0], slot_of((u + 1) % kSlots));\n",
     "      if (!LAB_GATHERFIRST && d_fold + 1 >= d_begin) fold(a_fold, d_fold + 1);\n"
-    "      if (!kEarly && more) gather_next();\n"
+    "      if (more) gather_fast(tCrA[0], slot_of((u + 1) % kSlots));\n"
     "      if (LAB_GATHERFIRST && d_fold + 1 >= d_begin) fold(a_fold, d_fold + 1);\n      LAB_MARK(4);\n")
 # LAB_ITEMS: thread 0 of the first kLabStepCtas CTAs records the SM clock at its start and, for
 # each of its first kLabItems work items, at the item's start, after its plane loop and at its
@@ -154,9 +154,8 @@ def declaration(start):  # the declaration from `start` up to its ';'
     return c[i:c.index(";", i) + 1]
 # LAB_RAWBIG=0 (v56's split with its TF32 big plane, rawbig.runs) was removed once v57 was kept;
 # commit d6a3844 has it.
-# LAB_GUW: kGatherUnderWgmma (0 or 1) for the retiring kernels (session 47: built, not timed).
-lab_override("LAB_GUW", declaration("  static constexpr bool kGatherUnderWgmma ="),
-             "  static constexpr bool kGatherUnderWgmma = LAB_GUW;")
+# LAB_GUW (session 47's kGatherUnderWgmma: a retiring kernel with two A buffers gathers plane
+# i + 1 before the wgmma wait) lost 8-18% in session 48 and was removed; commit bd7bdd9 has it.
 # LAB_MINB: CTAs per SM the registers must allow.
 lab_override("LAB_MINB", declaration("  static constexpr int kMinBlocks ="),
              "  static constexpr int kMinBlocks = LAB_MINB;")
@@ -185,8 +184,8 @@ lab_override("LAB_REBUILDB", "  static constexpr bool kRebuildB = kSplit3x;",
 # kernel), so that the gather of plane i + 1 runs under plane i's wgmmas.
 # LAB_IF16: 16-bit operands' non-retiring one-chunk kernels issue first too (their two A
 # buffers exist already; the config keeps gather-first for them).
-for a, b in [("  static constexpr int kABuffers = ((kSplit3x && kOneChunk) || (kRetireEachPlane && !kGatherUnderWgmma)) ? 1 : 2;",
-              "  static constexpr int kABuffers = ((kSplit3x && kOneChunk && !LAB_ABUF2) || (kRetireEachPlane && !kGatherUnderWgmma)) ? 1 : 2;"),
+for a, b in [("  static constexpr int kABuffers = ((kSplit3x && kOneChunk) || kRetireEachPlane) ? 1 : 2;",
+              "  static constexpr int kABuffers = ((kSplit3x && kOneChunk && !LAB_ABUF2) || kRetireEachPlane) ? 1 : 2;"),
              ("  static constexpr bool kIssueFirst = kOneChunk && (kRetireEachPlane || (!kSplit3x && sizeof(ValA) == 4));",
               "  static constexpr bool kIssueFirst = kOneChunk && (kRetireEachPlane || ((LAB_ABUF2 || !kSplit3x) && (sizeof(ValA) == 4 || LAB_IF16)));")]:
     assert a in c

@@ -116,13 +116,7 @@ struct WgmmaConfig {
   static constexpr int kChunk = kOneChunk ? kOneChunkSteps : kLongChunk_ > 0 ? kLongChunk_ : kOneChunkSteps / 2;
   // A buffers: two let a gather overlap the wgmmas of the previous plane (one chunk) or
   // chunk (longer K); "highest" (kSplit3x) in one chunk holds two parts per buffer and keeps one.
-  // kGatherUnderWgmma (a retiring kernel with two A buffers): the step gathers the next plane
-  // into the other buffer while its wgmmas run, and only the fold waits for them. Off until
-  // measured: session 47 built it for 16-bit operands' lean kernel at N = 24 (kRetireEachPlane
-  // && sizeof(ValA_) == 2 && kN_ == 24 && !kArgmin_ && kTileP_ == 2: 96 registers, 52 B
-  // spilled; the lab's LAB_GUW=1) but got no device time to time it (BENCHMARKS.md).
-  static constexpr bool kGatherUnderWgmma = false;
-  static constexpr int kABuffers = ((kSplit3x && kOneChunk) || (kRetireEachPlane && !kGatherUnderWgmma)) ? 1 : 2;
+  static constexpr int kABuffers = ((kSplit3x && kOneChunk) || kRetireEachPlane) ? 1 : 2;
   static constexpr int kPrefetch = 2;       // planes in flight beyond the one in use
   // Order of a one-chunk plane step: the wgmmas first, then the next plane's barrier and
   // gather (into the other A buffer) and the fold while they run (the barrier runs one plane
