@@ -386,6 +386,40 @@ def test_persistent_ctas_take_several_items(waves, mode):
     _check_rings_agree(mode, x, w, b, 2)
 
 
+# Over enough rounds of items persistent CTAs claim them from a counter that each call
+# allocates and its launch zeroes (claim_rule.h; 6.5 waves: 6 rounds of the lean kernels at 5
+# per SM, 7 of 3xTF32's at 4): calls on two streams at once, and one graph replayed twice, must
+# each still run every item once.
+@pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
+@pytest.mark.parametrize("mode", ["highest", "high", "bf16"])
+def test_item_claims_are_per_call(mode):
+    shape = (persistent_batch(6.5, 14), 3, 20, 9, 30, 32, 3, 3, 3)
+    inputs = [make_inputs(shape, dtype=MODES[mode][0], device="cuda", dist=d) for d in ("randn", "rand")]
+    alone = [_check(mode, x, w, b, 2) for x, w, b in inputs]
+    streams = [torch.cuda.Stream() for _ in inputs]
+    torch.cuda.synchronize()
+    with float32_precision(_precision(mode)):
+        together = []
+        for stream, (x, w, b) in zip(streams, inputs):
+            with torch.cuda.stream(stream):
+                together.append(torch.ops.fusedconv.forward(x, w, b, 2))
+        torch.cuda.synchronize()
+        assert all(torch.equal(a, t) for a, t in zip(alone, together))
+
+        (x, w, b), (fresh, _, _) = inputs
+        static_x = x.clone()
+        graph, stream = torch.cuda.CUDAGraph(), torch.cuda.Stream()
+        with torch.cuda.stream(stream):
+            torch.ops.fusedconv.forward(static_x, w, b, 2)
+            with torch.cuda.graph(graph, stream=stream):
+                captured = torch.ops.fusedconv.forward(static_x, w, b, 2)
+        for source in (fresh, x):
+            static_x.copy_(source)
+            graph.replay()
+            torch.cuda.synchronize()
+            assert torch.equal(captured, torch.ops.fusedconv.forward(source, w, b, 2))
+
+
 # C_out = 29 (N = 32): at 1.9 waves the lean 4-per-SM kernels take two rounds of items where
 # 16-bit's 3-per-SM kernel takes three, and they replace TF32's retiring kernel (the same 4 per
 # SM; the ctest RetireRule.LeanAtN32MatchesTheLab). 3xTF32's lean kernel (3 per SM) takes three
@@ -553,9 +587,10 @@ def _launched_kernels(fn):
 # weights shared), its kernel WgmmaConfig<..., 4, 2, true>. On the 19 x 34 plane (15 tiles
 # per batch index, an odd item count: the last CTA's second warpgroup has none) at one wave
 # (B = 9: 135 items on 68 CTAs) and persistent (B = 37: 555 items on one wave of 132 CTAs at
-# one per SM, two or three items per warpgroup). The cp.async ring (two groups of 32) must
-# agree within the bound, and the result must not change run to run.
-OWN_ITEMS_CASES = [(16, 64, 9), (16, 64, 37), (4, 50, 37), (16, 40, 9), (5, 57, 37)]
+# one per SM, two or three items per warpgroup; B = 89: 1335 items, 6 rounds, which the
+# warpgroups claim, claim_rule.h). The cp.async ring (two groups of 32) must agree within the
+# bound, and the result must not change run to run.
+OWN_ITEMS_CASES = [(16, 64, 9), (16, 64, 37), (4, 50, 37), (16, 40, 9), (5, 57, 37), (16, 64, 89)]
 
 
 @pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
@@ -574,14 +609,16 @@ def test_own_items_per_warpgroup(c_in, c_out, batch):
 @pytest.mark.skipif(not hasattr(torch.ops.fusedconv, "backward"), reason="no backward op")
 @pytest.mark.parametrize("mode", ["highest", "high", "bf16"])
 @pytest.mark.parametrize("waves, c_out, h",
-                         [(1.9, 20, 30), (2.2, 20, 30), (1.9, 29, 30), (1.55, 20, 31), (2.5, 64, 30)])
+                         [(1.9, 20, 30), (2.2, 20, 30), (1.9, 29, 30), (1.55, 20, 31), (2.5, 64, 30),
+                          (6.5, 20, 30)])
 def test_persistent_ctas_track_the_argmin(waves, c_out, h, mode):
     """The backward recomputes each column's argmin with the fused forward: persistent CTAs
     (several items each) must find the same argmins as one CTA per item. At 2.2 waves (C_out
     = 20) and 1.9 (C_out = 29) the forward alone takes the lean kernels, which have no argmin;
     the recompute must not. At H = 31 and 1.55 waves "highest" recomputes on 2 x 32 tiles
     (3xTF32's kept kernel; test_wide_tiles_on_persistent_grids). At C_out = 64 it recomputes
-    on persistent channel clusters (two groups of N = 32).
+    on persistent channel clusters (two groups of N = 32). At 6.5 waves (6 rounds or more) the
+    CTAs claim their items (claim_rule.h).
     (Too many columns for a float64 comparison without near-ties; test_argmin_through_backward
     does that.)"""
     dtype = MODES[mode][0]
@@ -631,7 +668,7 @@ def test_deterministic_and_graph_safe(c_out):
     x, w, b = make_inputs((4, 3, c_out, 10, 17, 15, 3, 3, 3), device="cuda")
     first, _ = _run("highest", x, w, b, 2)
     again, _ = _run("highest", x, w, b, 2)
-    assert torch.equal(first, again)  # bitwise: no atomics, fixed reduction order
+    assert torch.equal(first, again)  # bitwise: fixed reduction order (item claims pick only the CTA)
 
     fresh, _, _ = make_inputs((4, 3, c_out, 10, 17, 15, 3, 3, 3), device="cuda")
     assert torch.equal(graph_replay(x, w, b, 2, fresh), torch.ops.fusedconv.forward(fresh, w, b, 2))

@@ -2,7 +2,7 @@
 // shipped; .ci/lab/run.sh builds and runs it). Configuration by macros: LAB_N, LAB_KR,
 // LAB_ONE (K in one chunk), LAB_CHUNK (k-steps per chunk otherwise), LAB_RETIRE, LAB_3X, LAB_BF16,
 // LAB_F32BF16 (float32 data, bfloat16 wgmma), LAB_NOARG (no argmin: kArgmin_ = false), LAB_WG
-// (warpgroups per CTA: kWarpgroups_);
+// (warpgroups per CTA: kWarpgroups_), LAB_DYN=0 (persistent CTAs take fixed shares of the items);
 // LAB_MMASYNC=1: the sm_80 mma.sync kernel instead (fused_kernel.cuh; TF32, LAB_3X or LAB_BF16;
 // LAB_N <= 32 its small configuration, else its large one);
 // ablations by ablate.py's LAB_* switches.
@@ -33,6 +33,9 @@
 
 #ifndef LAB_MMASYNC
 #define LAB_MMASYNC 0
+#endif
+#ifndef LAB_DYN
+#define LAB_DYN 1  // persistent grids claim their items from a counter (Params::item_counter); 0: fixed shares
 #endif
 #if LAB_MMASYNC
 #include "cuda/fused_launch.cuh"
@@ -185,6 +188,7 @@ int main(int argc, char** argv) {
   CK(cudaMemcpy(dw, ew.data(), nw * kES, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(db, eb.data(), p.c_out * kES, cudaMemcpyHostToDevice));
   p.weight = dw; p.bias = db; p.y = dy; p.argmin = nullptr;
+  if (LAB_DYN) CK(cudaMalloc(&p.item_counter, sizeof(int32_t)));
 
   int sms = 0;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));

@@ -143,6 +143,13 @@ at::Tensor run_fused(Route& r, const Problem& p, const at::Tensor& x, const at::
     *argmin = at::empty(p.output_sizes(), x.options().dtype(at::kInt));
     r.params.argmin = argmin->data_ptr<int32_t>();
   }
+  // The wgmma kernel's persistent grids claim their work items from this counter (the
+  // launch zeroes it; the caching allocator orders its reuse after this stream's kernel).
+  at::Tensor item_counter;
+  if (r.family == fused::Family::kWgmma) {
+    item_counter = at::empty({1}, x.options().dtype(at::kInt));
+    r.params.item_counter = item_counter.data_ptr<int32_t>();
+  }
   const cudaError_t err =
       fused::launch_fused(r.params, *r.mode, r.family, r.max_smem,
                           c10::cuda::getCurrentCUDAStream(x.get_device()).stream());

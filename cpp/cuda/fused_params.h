@@ -33,6 +33,9 @@ struct Params {
   const void* bias;    // (C_out,) or nullptr
   void* y;             // (B, C_out, P_out, Q_out), contiguous, element type of the mode
   int32_t* argmin;     // same shape as y, or nullptr: torch.min's index along R
+  // One device int the wgmma kernel's persistent grids claim work items from (zeroed by the
+  // launch), or nullptr: every CTA takes a fixed share (wgmma_launch.cuh, launch_config).
+  int32_t* item_counter;
 
   int batch, c_in, c_out;
   int r_in, p_in, q_in;     // input extents along R, P, Q

@@ -37,10 +37,11 @@
 // Cfg::kTma (inputs that tma_fits): thread 0 loads each plane by one TMA box instead, on the
 // slot's mbarrier; no footprint table and no per-thread copies.
 // Work items (a tile's share of one CTA) past one wave: a TMA kernel that walks all of R
-// runs a persistent grid (wgmma_launch.cuh, persistent_grid) whose CTAs take items
-// blockIdx.x, + gridDim.x, ... in turn: the weights are laid out once per CTA, and the next
-// item's first planes load while the last one's results are written. gridDim.x is whole
-// clusters, so a channel cluster's CTAs take one tile's items together.
+// runs a persistent grid (wgmma_launch.cuh, persistent_grid): CTA blockIdx.x takes item
+// blockIdx.x, then (p.item_counter, no clusters) the next item no CTA has claimed, or items
+// + gridDim.x, ... in turn. The weights are laid out once per CTA, and the next item's first
+// planes load while the last one's results are written. gridDim.x is whole clusters, so a
+// channel cluster's CTAs take one tile's items together.
 // Cfg::kOwnItems (TF32's two warpgroups at C_out <= 64): each warpgroup walks its own items
 // (items blockIdx.x * 2 + wg, + 2 * gridDim.x, ...) with its own ring, slot barriers and named
 // barrier; only the weights (laid out once by the whole CTA) are shared.
@@ -549,6 +550,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     }
     warpgroup_wait<0>();
     cp_async_wait<0>();
+    // Claims the next item now so that the atomic's latency hides behind the epilogue.
+    const bool claims = p.item_counter != nullptr && has_item;  // (launch_config: no clusters)
+    int claimed = 0;
+    if (claims && ring_tid == 0) claimed = atomicAdd(p.item_counter, 1);
     if constexpr (!Cfg::kRetireEachPlane) {  // the last output plane, in the accumulator of its position in the period
       const int d_last = d_end - 1;
       const int j_last = (d_last - i_begin) % kAcc;
@@ -632,14 +637,25 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     if (g.n_split > 1) combine_groups(row_sum, 1, [](float a, float b) { return a + b; });
     if (cluster_ctas > 1) cute::cluster_sync();  // the peers are done with this shared memory
     if (r_rank != 0) return;
+    // The next item: the one claimed (a CTA that runs faster takes more items: with fixed
+    // shares, TIMELINE showed an SM's 5 CTAs ending up to 20% apart), or the next share.
+    int next = work + walkers;
+    if (claims) {
+      // (kItems) tickets, in the weight offsets' space: the weights were laid out long ago.
+      // (Static shared memory would push the near-limit kernels' dynamic requests past the
+      // opt-in limit.)
+      int* sClaimed = reinterpret_cast<int*>(sWoff);
+      if (ring_tid == 0) sClaimed[ring_id] = walkers + claimed;
+      ring_sync();
+      next = sClaimed[ring_id];
+    }
     // The next item's first planes load while this one's results are written: every thread is
     // done with the ring (the barrier), so thread 0 refills slots 0.. at once.
-    const int next = work + walkers;
     const bool has_next = tma && next < g.work_items;
     int next_b = 0, next_p0 = 0, next_q0 = 0;
     if (has_next) {
       item_origin(next, next_b, next_p0, next_q0);
-      ring_sync();
+      if (!claims) ring_sync();  // (a claim has met the other threads here already)
       if (ring_tid == 0) {
         CUTE_UNROLL
         for (int s = 0; s < kLead + kPrefetch; ++s)

@@ -8,6 +8,7 @@
 
 #include <climits>
 
+#include "cuda/hopper/claim_rule.h"
 #include "cuda/hopper/retire_rule.h"
 #include "cuda/hopper/tile_rule.h"
 #include "cuda/hopper/wgmma_entry.h"
@@ -168,15 +169,27 @@ cudaError_t launch_config(const Params& p, const WgGeometry& planned, const cute
   if (const cudaError_t err = allow_dynamic_smem<kernel>(g.smem_bytes); err != cudaSuccess) return err;
   // The n_split x r_split CTAs of one tile form a cluster (consecutive blockIdx.x).
   const int cluster_ctas = g.n_split * g.r_split;
+  const int grid = persistent_grid<Cfg>(g, sms);
+  // A persistent grid without clusters claims its items from p.item_counter (zeroed here)
+  // where that pays (claim_rule.h); every other grid takes fixed shares (a cluster's CTAs
+  // must take one tile's items together).
+  Params q = p;
+  const long long walkers = 1LL * grid * Cfg::kItemsPerCta;
+  if (p.item_counter != nullptr && cluster_ctas == 1 && claims_pay(g.work_items, walkers, Cfg::kSplit3x)) {
+    if (const cudaError_t err = cudaMemsetAsync(q.item_counter, 0, sizeof(int32_t), stream); err != cudaSuccess)
+      return err;
+  } else {
+    q.item_counter = nullptr;
+  }
   cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(persistent_grid<Cfg>(g, sms));
+  config.gridDim = dim3(grid);
   config.blockDim = dim3(Cfg::kThreads);
   config.dynamicSmemBytes = g.smem_bytes;
   config.stream = stream;
   cudaLaunchAttribute cluster = cluster_of(cluster_ctas);
   config.attrs = &cluster;
   config.numAttrs = cluster_ctas > 1 ? 1 : 0;
-  return cudaLaunchKernelEx(&config, kernel, p, g, tma_x);
+  return cudaLaunchKernelEx(&config, kernel, q, g, tma_x);
 }
 
 // Element type, wgmma operand type and split of a precision mode (kSplit3x: "highest", whose
