@@ -8,11 +8,12 @@
 namespace fusedconv::fused {
 
 // Raises kKernel's dynamic shared-memory limit on the current device to the device's
-// opt-in maximum, once (a host-side attribute: no sync, graph-safe). Every caller sets the
-// same value, so threads that launch the kernel for the first time at once cannot lower
-// each other's limit (raising it only as far as each launch needs could). The planners
-// reject launches beyond that maximum. The kernel is a template argument so that each
-// kernel keeps its own record.
+// opt-in maximum less the kernel's static shared memory (the driver rejects a larger
+// limit), once (a host-side attribute: no sync, graph-safe). Every caller sets the same
+// value, so threads that launch the kernel for the first time at once cannot lower each
+// other's limit (raising it only as far as each launch needs could). The planners reject
+// launches beyond that maximum. The kernel is a template argument so that each kernel
+// keeps its own record.
 template <auto kKernel>
 cudaError_t allow_dynamic_smem(int bytes) {
   if (bytes <= 48 * 1024) return cudaSuccess;
@@ -26,8 +27,12 @@ cudaError_t allow_dynamic_smem(int bytes) {
   int optin = 0;
   err = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
   if (err != cudaSuccess) return err;
+  cudaFuncAttributes attributes{};
+  err = cudaFuncGetAttributes(&attributes, kKernel);
+  if (err != cudaSuccess) return err;
+  const int limit = optin - static_cast<int>(attributes.sharedSizeBytes);
   err = cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             optin > bytes ? optin : bytes);
+                             limit > bytes ? limit : bytes);
   if (err == cudaSuccess && recorded) raised[device].store(true, std::memory_order_release);
   return err;
 }
