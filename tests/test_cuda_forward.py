@@ -420,6 +420,20 @@ def test_item_claims_are_per_call(mode):
             assert torch.equal(captured, torch.ops.fusedconv.forward(source, w, b, 2))
 
 
+# Only the grids that claim run the claiming instantiation (wgmma_conv_min_softmax_kernel<Cfg,
+# true>): its code cost the fixed-share launches registers and TF32 1 µs at B = 1 (v61). One
+# batch index (an R split) and 0.9 waves (one round) take fixed shares; 6.5 waves claim.
+@pytest.mark.skipif(not WGMMA_DEVICE, reason="needs a compute capability 9.0 GPU")
+@pytest.mark.parametrize("mode", ["highest", "high", "bf16"])
+def test_only_claiming_grids_run_the_claiming_kernel(mode):
+    for batch, claims in ((1, False), (persistent_batch(0.9, 14), False), (persistent_batch(6.5, 14), True)):
+        x, w, b = make_inputs((batch, 3, 20, 9, 30, 32, 3, 3, 3), dtype=MODES[mode][0], device="cuda")
+        _, names = _launched_kernels(lambda: _check(mode, x, w, b, 2))
+        kinds = {m.group(1) for n in names if "wgmma_conv_min_softmax_kernel" in n
+                 for m in [re.search(r"WgmmaConfig<[^<>]*>\s*,\s*(true|false)\s*>", n)] if m}
+        assert kinds == {"true" if claims else "false"}, f"B = {batch}: launched {names}"
+
+
 # C_out = 29 (N = 32): at 1.9 waves the lean 4-per-SM kernels take two rounds of items where
 # 16-bit's 3-per-SM kernel takes three, and they replace TF32's retiring kernel (the same 4 per
 # SM; the ctest RetireRule.LeanAtN32MatchesTheLab). 3xTF32's lean kernel (3 per SM) takes three

@@ -59,7 +59,10 @@
 
 namespace fusedconv::fused::hopper {
 
-template <class Cfg>
+// kClaims: this instantiation claims its items from p.item_counter (launch_config picks it
+// only for the grids that claim). Its code costs the others registers (v61: TF32's lean
+// kernel spilled 24 bytes instead of 8 and took 1 µs longer at B = 1, where nothing claims).
+template <class Cfg, bool kClaims = false>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     wgmma_conv_min_softmax_kernel(const Params p, const WgGeometry g,
                                   const __grid_constant__ cute::TmaDescriptor tma_x) {
@@ -551,7 +554,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     warpgroup_wait<0>();
     cp_async_wait<0>();
     // Claims the next item now so that the atomic's latency hides behind the epilogue.
-    const bool claims = p.item_counter != nullptr && has_item;  // (launch_config: no clusters)
+    const bool claims = kClaims && p.item_counter != nullptr && has_item;  // (launch_config: TMA, no clusters)
     int claimed = 0;
     if (claims && ring_tid == 0) claimed = atomicAdd(p.item_counter, 1);
     if constexpr (!Cfg::kRetireEachPlane) {  // the last output plane, in the accumulator of its position in the period

@@ -127,13 +127,12 @@ inline cudaLaunchAttribute cluster_of(int ctas) {
 // planes while it writes the last one's results. A cluster's CTAs take the items of one tile
 // together: the grid is whole clusters, so each CTA keeps its rank. (kOwnItems: a CTA runs
 // kItemsPerCta items at a time.)
-template <class Cfg>
+template <class Cfg, auto kernel = wgmma_conv_min_softmax_kernel<Cfg>>
 int persistent_grid(const WgGeometry& g, int sms) {
   const int cluster_ctas = g.n_split * g.r_split;
   const int ctas = (g.work_items + Cfg::kItemsPerCta - 1) / Cfg::kItemsPerCta;
   if (!Cfg::kTma || g.r_split != 1) return ctas;
   if (ctas <= sms) return ctas;  // one wave at any occupancy: no query
-  constexpr auto kernel = wgmma_conv_min_softmax_kernel<Cfg>;
   long long wave = 0;
   if (cluster_ctas == 1) {
     int per_sm = 0;
@@ -169,26 +168,34 @@ cudaError_t launch_config(const Params& p, const WgGeometry& planned, const cute
   if (const cudaError_t err = allow_dynamic_smem<kernel>(g.smem_bytes); err != cudaSuccess) return err;
   // The n_split x r_split CTAs of one tile form a cluster (consecutive blockIdx.x).
   const int cluster_ctas = g.n_split * g.r_split;
-  const int grid = persistent_grid<Cfg>(g, sms);
-  // A persistent grid without clusters claims its items from p.item_counter (zeroed here)
-  // where that pays (claim_rule.h); every other grid takes fixed shares (a cluster's CTAs
-  // must take one tile's items together).
+  int grid = persistent_grid<Cfg>(g, sms);
+  // A TMA kernel's persistent grid without clusters claims its items from p.item_counter
+  // (zeroed here) where that pays (claim_rule.h), in its own instantiation; every other grid
+  // takes fixed shares (a cluster's CTAs must take one tile's items together).
   Params q = p;
   const long long walkers = 1LL * grid * Cfg::kItemsPerCta;
-  if (p.item_counter != nullptr && cluster_ctas == 1 && claims_pay(g.work_items, walkers, Cfg::kSplit3x)) {
-    if (const cudaError_t err = cudaMemsetAsync(q.item_counter, 0, sizeof(int32_t), stream); err != cudaSuccess)
-      return err;
-  } else {
-    q.item_counter = nullptr;
-  }
+  const bool claims = Cfg::kTma && p.item_counter != nullptr && cluster_ctas == 1 &&
+                      claims_pay(g.work_items, walkers, Cfg::kSplit3x);
   cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(grid);
   config.blockDim = dim3(Cfg::kThreads);
   config.dynamicSmemBytes = g.smem_bytes;
   config.stream = stream;
   cudaLaunchAttribute cluster = cluster_of(cluster_ctas);
   config.attrs = &cluster;
   config.numAttrs = cluster_ctas > 1 ? 1 : 0;
+  if constexpr (Cfg::kTma) {
+    if (claims) {
+      constexpr auto claiming = wgmma_conv_min_softmax_kernel<Cfg, true>;
+      if (const cudaError_t err = allow_dynamic_smem<claiming>(g.smem_bytes); err != cudaSuccess) return err;
+      grid = persistent_grid<Cfg, claiming>(g, sms);  // (its own registers: its own wave)
+      if (const cudaError_t err = cudaMemsetAsync(q.item_counter, 0, sizeof(int32_t), stream); err != cudaSuccess)
+        return err;
+      config.gridDim = dim3(grid);
+      return cudaLaunchKernelEx(&config, claiming, q, g, tma_x);
+    }
+  }
+  q.item_counter = nullptr;
+  config.gridDim = dim3(grid);
   return cudaLaunchKernelEx(&config, kernel, q, g, tma_x);
 }
 
