@@ -118,9 +118,20 @@ rep("  for (;;) {  // work items (one unless the grid is persistent)\n",
 rep("    warpgroup_wait<0>();\n    cp_async_wait<0>();\n",
     "    warpgroup_wait<0>();\n    cp_async_wait<0>();\n    LAB_IMARK(1);\n")
 rep("    if (!has_next) break;\n", "    LAB_IMARK(2);\n    if (!has_next) break;\n    ++lab_item;\n")
+# LAB_SKIPDEAD: a plane's wgmmas into output planes outside [d_begin, d_end) (an item's first
+# k_r - 1 and last k_r - 1 planes feed some; 6 of 72 plane-taps at the reference, 6 of 15 at
+# B = 1's R split) are skipped by a warp-uniform branch instead of computed and never folded.
+rep("  auto issue = [&](FragA* rA, auto u_c, int kstep0, auto k_steps) __attribute__((always_inline)) {\n",
+    "  int lab_plane = 0;  // (LAB_SKIPDEAD) the plane step() issues\n"
+    "  auto issue = [&](FragA* rA, auto u_c, int kstep0, auto k_steps) __attribute__((always_inline)) {\n")
+rep("        Acc& a = acc[((u - kr) % kAcc + kAcc) % kAcc];  // output plane i - kr\n",
+    "        Acc& a = acc[((u - kr) % kAcc + kAcc) % kAcc];  // output plane i - kr\n"
+    "        if (LAB_SKIPDEAD && (lab_plane - kr < d_begin || lab_plane - kr >= d_end)) continue;\n")
+rep("    const int d_fold = i - KR;           // completed by plane i - 1\n",
+    "    lab_plane = i;\n    const int d_fold = i - KR;           // completed by plane i - 1\n")
 defs = "".join(f"#ifndef LAB_{n}\n#define LAB_{n} 0\n#endif\n" for n in
                ["NOWG", "NOLOAD", "NOGATHER", "NOFOLD", "NOSYNC", "NOWEIGHTS", "TIMELINE", "AOFF16", "NOLOOP", "NOEPI",
-                "STEPS", "FOLDFIRST", "XORDER", "ITEMS", "GATHERFIRST"])
+                "STEPS", "FOLDFIRST", "XORDER", "ITEMS", "GATHERFIRST", "SKIPDEAD"])
 defs += ("constexpr int kLabStepCtas = 512, kLabSteps = 32;\n"
          "__device__ unsigned lab_steps[kLabStepCtas][kLabSteps][5];\n"
          "#define LAB_MARK(k) do { if (LAB_STEPS && tid == 0 && blockIdx.x < kLabStepCtas && i - i_begin < kLabSteps) {"
