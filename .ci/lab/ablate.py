@@ -131,7 +131,7 @@ rep("    const int d_fold = i - KR;           // completed by plane i - 1\n",
     "    lab_plane = i;\n    const int d_fold = i - KR;           // completed by plane i - 1\n")
 defs = "".join(f"#ifndef LAB_{n}\n#define LAB_{n} 0\n#endif\n" for n in
                ["NOWG", "NOLOAD", "NOGATHER", "NOFOLD", "NOSYNC", "NOWEIGHTS", "TIMELINE", "AOFF16", "NOLOOP", "NOEPI",
-                "STEPS", "FOLDFIRST", "XORDER", "ITEMS", "GATHERFIRST", "SKIPDEAD"])
+                "STEPS", "FOLDFIRST", "XORDER", "ITEMS", "GATHERFIRST", "SKIPDEAD", "SKIPFRONT"])
 defs += ("constexpr int kLabStepCtas = 512, kLabSteps = 32;\n"
          "__device__ unsigned lab_steps[kLabStepCtas][kLabSteps][5];\n"
          "#define LAB_MARK(k) do { if (LAB_STEPS && tid == 0 && blockIdx.x < kLabStepCtas && i - i_begin < kLabSteps) {"
@@ -151,6 +151,36 @@ rep("    early.store(g, tid, sB, sBH, 0);\n    for (int t0 = kBatch; t0 < g.b_ti
     "    if (!LAB_NOWEIGHTS) early.store(g, tid, sB, sBH, 0);\n    for (int t0 = kBatch; t0 < (LAB_NOWEIGHTS ? 0 : g.b_tiles);")
 rep("    for (int t0 = 0; t0 < g.b_tiles; t0 += kBatch) {",
     "    for (int t0 = 0; t0 < (LAB_NOWEIGHTS ? 0 : g.b_tiles); t0 += kBatch) {")
+# LAB_SKIPFRONT: the plane loop's first period (whole) is its own unrolled copy, whose wgmmas
+# into output planes before d_begin (kr > u: an item's first k_r - 1 planes) are left out at
+# compile time: no branch, so no arrive injected (LAB_SKIPDEAD's C7519), and the last k_r - 1
+# planes' dead wgmmas stay. Applied after the other patches (it rewrites their call sites).
+rep("  auto issue = [&](FragA* rA, auto u_c, int kstep0, auto k_steps) __attribute__((always_inline)) {\n",
+    "  auto issue = [&](FragA* rA, auto u_c, int kstep0, auto k_steps, auto first_c) __attribute__((always_inline)) {\n")
+rep("        Acc& a = acc[((u - kr) % kAcc + kAcc) % kAcc];  // output plane i - kr\n",
+    "        Acc& a = acc[((u - kr) % kAcc + kAcc) % kAcc];  // output plane i - kr\n"
+    "        if (LAB_SKIPFRONT && decltype(first_c)::value && kr > u) continue;  // (compile-time)\n")
+assert s.count("u_c, 0, Int<kChunk>{});") == 3 and s.count("g.k_steps);") == 3
+s = s.replace("u_c, 0, Int<kChunk>{});", "u_c, 0, Int<kChunk>{}, first_c);")
+s = s.replace("g.k_steps);", "g.k_steps, cute::false_type{});")
+rep("  auto step = [&](auto u_c, int i, auto tail_c) __attribute__((always_inline)) {\n",
+    "  auto step = [&](auto u_c, int i, auto tail_c, auto first_c) __attribute__((always_inline)) {\n")
+rep("      for (; i0 + kSlots <= i_end; i0 += kSlots) {\n"
+    "        [&]<int... U>(cute::integer_sequence<int, U...>) __attribute__((always_inline)) {\n"
+    "          (step(Int<U>{}, i0 + U, cute::false_type{}), ...);\n",
+    "      if constexpr (LAB_SKIPFRONT) {\n"
+    "        if (i0 + kSlots <= i_end) {\n"
+    "          [&]<int... U>(cute::integer_sequence<int, U...>) __attribute__((always_inline)) {\n"
+    "            (step(Int<U>{}, i0 + U, cute::false_type{}, cute::true_type{}), ...);\n"
+    "          }(cute::make_integer_sequence<int, kSlots>{});\n"
+    "          i0 += kSlots;\n"
+    "        }\n"
+    "      }\n"
+    "      for (; i0 + kSlots <= i_end; i0 += kSlots) {\n"
+    "        [&]<int... U>(cute::integer_sequence<int, U...>) __attribute__((always_inline)) {\n"
+    "          (step(Int<U>{}, i0 + U, cute::false_type{}, cute::false_type{}), ...);\n")
+rep("step(Int<U>{}, i0 + U, cute::true_type{}) : void()",
+    "step(Int<U>{}, i0 + U, cute::true_type{}, cute::false_type{}) : void()")
 s = s.replace("#include <cooperative_groups.h>", defs + "#include <cooperative_groups.h>", 1)
 open(f'{out}/cuda/hopper/wgmma_kernel.cuh', 'w').write(s)
 c = open('cpp/cuda/hopper/wgmma_config.cuh').read()
